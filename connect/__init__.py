@@ -1,0 +1,1 @@
+"""Tributary's Connect runtime: plugin API, worker, herders, REST API and CLI."""

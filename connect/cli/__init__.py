@@ -1,0 +1,1 @@
+"""The `connect` command line."""

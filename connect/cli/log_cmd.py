@@ -1,0 +1,313 @@
+"""`connect log …`: look into and drive the embedded log, like kcat / kafka-topics.
+
+The log directory comes from `--log-dir` or from the `log.dir` key of a worker
+config (`--worker-config`). Bad input gets one line on stderr and exit status 1,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from log import Consumer, FileLog, LogError, Producer, TopicPartition
+
+__all__ = ["register"]
+
+
+class CliError(Exception):
+    """A user mistake worth one line of explanation."""
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "log",
+        help="inspect and use the embedded log",
+        description="Inspect and use the embedded log.",
+    )
+    parser.add_argument("--log-dir", help="the log directory")
+    parser.add_argument("--worker-config", help="a worker config JSON whose log.dir is used")
+    sub = parser.add_subparsers(dest="log_command", metavar="SUBCOMMAND", required=True)
+
+    p = sub.add_parser("topics", help="list topics")
+    p.add_argument("--all", action="store_true", help="include internal topics")
+    p.set_defaults(handler=_topics)
+
+    p = sub.add_parser("create", help="create a topic")
+    p.add_argument("topic")
+    p.add_argument("--partitions", type=int, default=1)
+    p.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="topic config, e.g. cleanup.policy=compact (repeatable)",
+    )
+    p.set_defaults(handler=_create)
+
+    p = sub.add_parser("describe", help="partitions, offsets, size and config of a topic")
+    p.add_argument("topic")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_describe)
+
+    p = sub.add_parser("alter", help="change topic config or add partitions")
+    p.add_argument("topic")
+    p.add_argument("--partitions", type=int, help="grow to this many partitions")
+    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
+    p.set_defaults(handler=_alter)
+
+    p = sub.add_parser("produce", help="append lines from stdin to a topic")
+    p.add_argument("topic")
+    p.add_argument("--key-separator", help="split each line into key and value at this string")
+    p.add_argument("--partition", type=int, help="write to this partition only")
+    p.set_defaults(handler=_produce)
+
+    p = sub.add_parser("consume", help="print records of a topic")
+    p.add_argument("topic")
+    start = p.add_mutually_exclusive_group()
+    start.add_argument("--from-beginning", action="store_true")
+    start.add_argument("--offset", type=int, help="start at this offset (needs --partition)")
+    p.add_argument("--partition", type=int)
+    p.add_argument("--max-messages", type=int)
+    p.add_argument("--group", help="consume as this consumer group and commit its offsets")
+    p.add_argument("--timeout-ms", type=int, help="exit after this long without a record")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON lines with partition, offset, timestamp, key, value, headers",
+    )
+    p.add_argument("--print-key", action="store_true", help="print KEY<TAB>VALUE")
+    p.set_defaults(handler=_consume)
+
+    p = sub.add_parser("delete", help="delete a topic and its data")
+    p.add_argument("topic")
+    p.set_defaults(handler=_delete)
+
+    p = sub.add_parser("groups", help="list consumer groups and their committed offsets")
+    p.set_defaults(handler=_groups)
+
+    parser.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        with _open_log(args) as log:
+            return int(args.handler(log, args) or 0)
+    except (CliError, LogError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+@contextmanager
+def _open_log(args: argparse.Namespace) -> Iterator[FileLog]:
+    directory = args.log_dir
+    if directory is None and args.worker_config:
+        try:
+            config = json.loads(Path(args.worker_config).read_text())
+        except (OSError, ValueError) as exc:
+            raise CliError(f"cannot read worker config {args.worker_config}: {exc}") from None
+        directory = config.get("log.dir")
+        if not directory:
+            raise CliError(f"worker config {args.worker_config} has no log.dir")
+    if directory is None:
+        raise CliError("no log directory: pass --log-dir DIR or --worker-config FILE")
+    log = FileLog(directory, background=False)
+    try:
+        yield log
+    finally:
+        log.close()
+
+
+def _parse_config(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"--config expects KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _topics(log: FileLog, args: argparse.Namespace) -> None:
+    for name in log.list_topics(include_internal=args.all):
+        print(name)
+
+
+def _create(log: FileLog, args: argparse.Namespace) -> None:
+    log.create_topic(args.topic, args.partitions, config=_parse_config(args.config))
+    print(f"created topic {args.topic} with {args.partitions} partition(s)")
+
+
+def _alter(log: FileLog, args: argparse.Namespace) -> None:
+    if args.partitions is None and not args.config:
+        raise CliError("nothing to alter: pass --partitions and/or --config")
+    if args.config:
+        log.alter_topic_config(args.topic, _parse_config(args.config))
+    if args.partitions is not None:
+        log.create_partitions(args.topic, args.partitions)
+    print(f"altered topic {args.topic}")
+
+
+def _describe(log: FileLog, args: argparse.Namespace) -> None:
+    desc = log.describe_topic(args.topic)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "topic": desc.name,
+                    "partitions": [
+                        {
+                            "partition": p.partition,
+                            "earliest_offset": p.earliest_offset,
+                            "latest_offset": p.latest_offset,
+                            "size_bytes": p.size_bytes,
+                            "segments": p.segments,
+                        }
+                        for p in desc.partitions
+                    ],
+                    "size_bytes": desc.size_bytes,
+                    "config": desc.config,
+                },
+                indent=2,
+            )
+        )
+        return
+    print(f"Topic: {desc.name}\tPartitions: {len(desc.partitions)}\tSize: {desc.size_bytes} bytes")
+    print(f"{'PARTITION':>9}  {'EARLIEST':>12}  {'LATEST':>12}  {'SIZE':>12}  SEGMENTS")
+    for p in desc.partitions:
+        print(
+            f"{p.partition:>9}  {p.earliest_offset:>12}  {p.latest_offset:>12}  "
+            f"{p.size_bytes:>12}  {p.segments}"
+        )
+    defaults = type(log.topic_config(desc.name))().to_dict()
+    overrides = {k: v for k, v in desc.config.items() if defaults.get(k) != v}
+    if overrides:
+        print("Config: " + ", ".join(f"{k}={v}" for k, v in sorted(overrides.items())))
+
+
+def _produce(log: FileLog, args: argparse.Namespace) -> None:
+    count = log.partition_count(args.topic)  # unknown topic: a clear error up front
+    if args.partition is not None and not 0 <= args.partition < count:
+        raise CliError(f"topic {args.topic} has no partition {args.partition} (it has {count})")
+    sep = args.key_separator
+    sent = 0
+    with Producer(log, linger_ms=50) as producer:
+        for raw in sys.stdin.buffer:
+            line = raw.rstrip(b"\r\n")
+            key = None
+            if sep is not None:
+                k, found, v = line.partition(sep.encode())
+                if found:
+                    key, line = k, v
+            producer.send(args.topic, line, key, partition=args.partition)
+            sent += 1
+    print(f"produced {sent} record(s) to {args.topic}", file=sys.stderr)
+
+
+def _consume(log: FileLog, args: argparse.Namespace) -> None:
+    count = log.partition_count(args.topic)
+    if args.partition is not None and not 0 <= args.partition < count:
+        raise CliError(f"topic {args.topic} has no partition {args.partition} (it has {count})")
+    if args.offset is not None and args.partition is None:
+        raise CliError("--offset needs --partition")
+    if args.offset is not None and args.offset < 0:
+        raise CliError(f"--offset must be 0 or more, got {args.offset}")
+    reset = "earliest" if args.from_beginning else "latest"
+    consumer = Consumer(
+        log, group_id=args.group, auto_offset_reset=reset, enable_auto_commit=args.group is not None
+    )
+    stop = {"now": False}
+
+    def _interrupt(_sig: int, _frame: object) -> None:
+        stop["now"] = True
+
+    previous = signal.signal(signal.SIGINT, _interrupt)
+    try:
+        if args.group is not None and args.partition is None:
+            consumer.subscribe([args.topic])
+        else:
+            parts = [args.partition] if args.partition is not None else range(count)
+            consumer.assign([TopicPartition(args.topic, p) for p in parts])
+        if args.offset is not None:
+            tp = TopicPartition(args.topic, args.partition)
+            start, end = log.earliest_offset(*tp), log.latest_offset(*tp)
+            if not start <= args.offset <= end:
+                raise CliError(
+                    f"offset {args.offset} is out of range for {tp}: "
+                    f"valid offsets are {start}..{end}"
+                )
+            consumer.seek(tp, args.offset)
+        elif args.from_beginning and args.group is None:
+            consumer.seek_to_beginning()
+        printed = 0
+        idle_since = time.monotonic()
+        out = sys.stdout
+        while not stop["now"]:
+            limit = None if args.max_messages is None else args.max_messages - printed
+            records = consumer.poll(0.2, max_records=limit)
+            if records:
+                idle_since = time.monotonic()
+                for rec in records:
+                    out.write(_format(rec, args))
+                printed += len(records)
+                out.flush()
+            if args.max_messages is not None and printed >= args.max_messages:
+                break
+            if (
+                args.timeout_ms is not None
+                and (time.monotonic() - idle_since) * 1000 >= args.timeout_ms
+            ):
+                break
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        consumer.close()
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", errors="backslashreplace")
+
+
+def _format(rec: Any, args: argparse.Namespace) -> str:
+    if args.json:
+        return (
+            json.dumps(
+                {
+                    "topic": rec.topic,
+                    "partition": rec.partition,
+                    "offset": rec.offset,
+                    "timestamp": rec.timestamp,
+                    "key": _text(rec.key),
+                    "value": _text(rec.value),
+                    "headers": [[name, _text(value)] for name, value in rec.headers],
+                }
+            )
+            + "\n"
+        )
+    value = _text(rec.value)
+    value = "null" if value is None else value
+    if args.print_key:
+        key = _text(rec.key)
+        return f"{'null' if key is None else key}\t{value}\n"
+    return value + "\n"
+
+
+def _delete(log: FileLog, args: argparse.Namespace) -> None:
+    log.delete_topic(args.topic)
+    print(f"deleted topic {args.topic}")
+
+
+def _groups(log: FileLog, args: argparse.Namespace) -> None:
+    for group in log.list_groups():
+        print(group)
+        for tp, oam in sorted(log.committed_offsets(group).items()):
+            end = log.latest_offset(tp.topic, tp.partition)
+            print(f"  {tp}\tcommitted={oam.offset}\tend={end}\tlag={end - oam.offset}")

@@ -1,0 +1,89 @@
+"""The interface every log backend implements: the embedded `FileLog` today, a Kafka
+cluster through confluent-kafka later. Producers, consumers, the Connect runtime and
+the CLI call only these methods, so switching backends changes no caller.
+
+Offsets follow Kafka: `latest_offset` is the log end offset (the offset the next
+record will get); reading at it returns nothing; reading past it or before the log
+start raises OffsetOutOfRangeError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+from log.group import GroupMember
+from log.records import Header, OffsetAndMetadata, Record, TopicDescription, TopicPartition
+
+__all__ = ["Log"]
+
+
+@runtime_checkable
+class Log(Protocol):
+    # -- topics ---------------------------------------------------------------
+    def create_topic(
+        self, name: str, partitions: int = 1, *, config: Mapping[str, object] | None = None
+    ) -> TopicDescription: ...
+
+    def delete_topic(self, name: str) -> None: ...
+
+    def list_topics(self, *, include_internal: bool = False) -> list[str]: ...
+
+    def describe_topic(self, name: str) -> TopicDescription: ...
+
+    def partition_count(self, name: str) -> int: ...
+
+    def create_partitions(self, name: str, total: int) -> None: ...
+
+    def alter_topic_config(self, name: str, changes: Mapping[str, object]) -> None: ...
+
+    # -- records --------------------------------------------------------------
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None = None,
+        timestamps: Sequence[int] | None = None,
+        headers: Sequence[Sequence[Header]] | None = None,
+        compression: str | None = None,
+    ) -> range: ...
+
+    def read(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        *,
+        max_records: int | None = None,
+        max_bytes: int = 1 << 20,
+    ) -> list[Record]: ...
+
+    def earliest_offset(self, topic: str, partition: int) -> int: ...
+
+    def latest_offset(self, topic: str, partition: int) -> int: ...
+
+    def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None: ...
+
+    def flush(self, topic: str | None = None, partition: int | None = None) -> None: ...
+
+    # -- consumer groups ------------------------------------------------------
+    def commit_offsets(
+        self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
+    ) -> None: ...
+
+    def committed_offsets(
+        self, group: str, partitions: Sequence[TopicPartition] | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata]: ...
+
+    def list_groups(self) -> list[str]: ...
+
+    def join_group(self, group: str, member_id: str, topics: Sequence[str]) -> GroupMember: ...
+
+    # -- waiting for data -----------------------------------------------------
+    def append_sequence(self) -> int: ...
+
+    def wait_for_append(self, after: int, timeout_s: float) -> None: ...
+
+    def close(self) -> None: ...

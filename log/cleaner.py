@@ -1,0 +1,153 @@
+"""Log compaction: keep the latest record per key in the closed segments of a
+partition, and drop tombstones once they are older than `delete.retention.ms`.
+
+Steps of one cleaning (numbered as in the code):
+  1. Pick the cleanable segments: closed (never the active one), and no newer than
+     `min.compaction.lag.ms`. Skip when the part written since the last cleaning
+     is below `min.cleanable.dirty.ratio` of them.
+  2. Build the key → latest offset map over those segments (one C-level
+     `dict.update(zip(keys, offsets))` per batch).
+  3. Rewrite them, grouped so each group fits in `segment.bytes`, into a staging
+     directory: a record survives when it is the latest for its key, and a
+     tombstone survives while younger than `delete.retention.ms`. Records keep
+     their offsets (batches carry offset deltas); compression is kept per batch.
+  4. Swap each group in (Partition.swap_in: crash-safe, finished on open) and
+     checkpoint how far the partition is clean.
+
+Reads of closed segments need no lock, so appends go on while a partition is
+cleaned; only the swap itself takes the partition lock, briefly.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from dataclasses import dataclass
+
+from log.batch import ATTR_CODEC_MASK, decode_columns, encode_batch, parse_header
+from log.fsutil import read_text, write_atomic
+from log.partition import Partition
+from log.segment import Segment
+
+__all__ = ["CleanResult", "clean_partition"]
+
+_CHECKPOINT = "cleaner-offset-checkpoint"
+
+
+@dataclass(frozen=True, slots=True)
+class CleanResult:
+    segments_before: int = 0
+    segments_after: int = 0
+    records_removed: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+
+
+def _checkpoint(part: Partition) -> int:
+    text = read_text(part.directory / _CHECKPOINT)
+    try:
+        return int(text) if text else 0
+    except ValueError:
+        return 0
+
+
+def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
+    """Compact `part` once if it is due (or always with `force`)."""
+    cfg = part.config
+    if not cfg.compacted:
+        return CleanResult()
+    now = part.clock()
+    # Step 1
+    closed = list(part.segments[:-1])
+    cleanable: list[Segment] = []
+    for seg in closed:
+        if seg.max_timestamp >= 0 and now - seg.max_timestamp < cfg.min_compaction_lag_ms:
+            break
+        cleanable.append(seg)
+    if not cleanable:
+        return CleanResult()
+    clean_upto = _checkpoint(part)
+    total = sum(s.size for s in cleanable)
+    dirty = sum(s.size for s in cleanable if s.base_offset >= clean_upto)
+    if not force and (total == 0 or dirty / total < cfg.min_cleanable_dirty_ratio):
+        return CleanResult()
+
+    # Step 2
+    latest: dict[bytes | None, int] = {}
+    for seg in cleanable:
+        for buf, pos, _fp, header in seg.batches(0):
+            cols = decode_columns(buf, pos, header)
+            latest.update(zip(cols.keys, cols.offsets, strict=True))
+
+    # Step 3 and 4
+    groups: list[list[Segment]] = [[]]
+    size = 0
+    for seg in cleanable:
+        if groups[-1] and size + seg.size > cfg.segment_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(seg)
+        size += seg.size
+    horizon = now - cfg.delete_retention_ms
+    removed = bytes_after = 0
+    for group in groups:
+        staged = part.directory / f".cleaning-{uuid.uuid4().hex}"
+        staged.mkdir()
+        try:
+            out = Segment(
+                staged, group[0].base_offset, index_interval_bytes=cfg.index_interval_bytes
+            )
+            removed += _rewrite(group, out, latest, horizon)
+            bytes_after += out.size
+            out.sync_all()
+            out.close()
+            part.swap_in(group, staged)
+        finally:
+            if staged.exists():
+                shutil.rmtree(staged, ignore_errors=True)
+    write_atomic(part.directory / _CHECKPOINT, str(cleanable[-1].next_offset).encode())
+    return CleanResult(
+        segments_before=len(cleanable),
+        segments_after=len(groups),
+        records_removed=removed,
+        bytes_before=total,
+        bytes_after=bytes_after,
+    )
+
+
+def _rewrite(
+    group: list[Segment], out: Segment, latest: dict[bytes | None, int], horizon: int
+) -> int:
+    """Copy the surviving records of `group` into `out`; return how many were dropped."""
+    removed = 0
+    for seg in group:
+        for buf, pos, _fp, header in seg.batches(0):
+            cols = decode_columns(buf, pos, header)
+            keep = [
+                i
+                for i, (key, offset) in enumerate(zip(cols.keys, cols.offsets, strict=True))
+                if latest.get(key) == offset
+                and not (cols.values[i] is None and cols.timestamps[i] < horizon)
+            ]
+            removed += header.record_count - len(keep)
+            if not keep:
+                continue
+            if len(keep) == header.record_count:
+                raw = bytes(memoryview(buf)[pos : pos + header.size])
+                out.append(raw, header)
+                continue
+            base = cols.offsets[keep[0]]
+            data = encode_batch(
+                [cols.values[i] for i in keep],
+                keys=[cols.keys[i] for i in keep],
+                timestamps=[cols.timestamps[i] for i in keep],
+                headers=[cols.headers[i] for i in keep],
+                codec=header.attributes & ATTR_CODEC_MASK,
+                base_offset=base,
+                offset_deltas=[cols.offsets[i] - base for i in keep],
+            )
+            out.append(data, parse_header(data))
+    if out.max_timestamp >= 0 and out.size:
+        # Like a roll: a final time entry so the segment's max timestamp is known.
+        out.time_index.append(out.max_timestamp, out.index.last()[0])
+    return removed

@@ -1,0 +1,278 @@
+"""Consumer: reads records from assigned or subscribed partitions of a Log.
+
+Like Kafka's consumer: `assign()` takes partitions directly; `subscribe()` joins
+the consumer group `group_id` and is given a share of the topics' partitions that
+moves as members come and go (`on_assign` / `on_revoke` are told). Positions start
+at the group's committed offset, else at `auto_offset_reset` (earliest, latest,
+none); a position that fell out of the log (retention) is reset the same way.
+With `enable_auto_commit`, positions are committed every `auto_commit_interval_ms`
+from `poll()`, before partitions are given up, and on `close()`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+
+from log.api import Log
+from log.errors import LogClosedError, NoOffsetForPartitionError, OffsetOutOfRangeError
+from log.records import OffsetAndMetadata, Record, TopicPartition
+
+__all__ = ["Consumer", "RebalanceCallback"]
+
+RebalanceCallback = Callable[[set[TopicPartition]], None]
+_RESET_POLICIES = ("earliest", "latest", "none")
+
+
+class Consumer:
+    """Read records from a Log (see the module docstring)."""
+
+    def __init__(
+        self,
+        log: Log,
+        *,
+        group_id: str | None = None,
+        auto_offset_reset: str = "latest",
+        enable_auto_commit: bool = True,
+        auto_commit_interval_ms: int = 5000,
+        max_poll_records: int = 10_000,
+        fetch_max_bytes: int = 4 << 20,
+        heartbeat_interval_ms: int = 1000,
+        member_id: str | None = None,
+    ) -> None:
+        if auto_offset_reset not in _RESET_POLICIES:
+            raise ValueError(f"auto_offset_reset must be one of {', '.join(_RESET_POLICIES)}")
+        self._log = log
+        self.group_id = group_id
+        self.auto_offset_reset = auto_offset_reset
+        self.enable_auto_commit = enable_auto_commit and group_id is not None
+        self.auto_commit_interval_s = auto_commit_interval_ms / 1000
+        self.max_poll_records = max_poll_records
+        self.fetch_max_bytes = fetch_max_bytes
+        self.heartbeat_interval_s = heartbeat_interval_ms / 1000
+        self.member_id = member_id or uuid.uuid4().hex
+        self._assigned: list[TopicPartition] = []
+        self._positions: dict[TopicPartition, int] = {}
+        self._committed_positions: dict[TopicPartition, int] = {}
+        self._paused: set[TopicPartition] = set()
+        self._member = None
+        self._on_assign: RebalanceCallback | None = None
+        self._on_revoke: RebalanceCallback | None = None
+        self._last_heartbeat = 0.0
+        self._last_commit = time.monotonic()
+        self._rotate = 0
+        self._closed = False
+
+    # -------------------------------------------------------------- assignment
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Consume exactly these partitions (no group rebalancing)."""
+        self._leave_group()
+        self._assigned = sorted(set(partitions))
+        self._positions = {tp: p for tp, p in self._positions.items() if tp in self._assigned}
+
+    def subscribe(
+        self,
+        topics: Sequence[str],
+        *,
+        on_assign: RebalanceCallback | None = None,
+        on_revoke: RebalanceCallback | None = None,
+    ) -> None:
+        """Join `group_id` and consume a share of these topics' partitions."""
+        if self.group_id is None:
+            raise ValueError("subscribe() needs a group_id")
+        self._leave_group()
+        self._on_assign, self._on_revoke = on_assign, on_revoke
+        self._member = self._log.join_group(self.group_id, self.member_id, list(topics))
+        self._last_heartbeat = 0.0
+        self._heartbeat()
+
+    def unsubscribe(self) -> None:
+        self._leave_group()
+        self._assigned = []
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._assigned)
+
+    def _heartbeat(self) -> None:
+        """Move partitions as the group's membership says (see log.group)."""
+        member = self._member
+        if member is None:
+            return
+        now = time.monotonic()
+        if now - self._last_heartbeat < self.heartbeat_interval_s:
+            return
+        self._last_heartbeat = now
+        target = member.target()
+        revoked = {tp for tp in self._assigned if tp not in target}
+        if revoked:
+            if self.enable_auto_commit:
+                self._commit_positions(revoked)
+            if self._on_revoke is not None:
+                self._on_revoke(revoked)
+            for tp in revoked:
+                member.release(tp)
+                self._positions.pop(tp, None)
+                self._paused.discard(tp)
+        gained = {tp for tp in target if tp not in self._assigned and member.acquire(tp)}
+        self._assigned = sorted((set(self._assigned) - revoked) | gained)
+        if gained and self._on_assign is not None:
+            self._on_assign(gained)
+
+    def _leave_group(self) -> None:
+        if self._member is None:
+            return
+        owned = set(self._assigned)
+        if self.enable_auto_commit:
+            self._commit_positions(owned)
+        if owned and self._on_revoke is not None:
+            self._on_revoke(owned)
+        self._member.leave()
+        self._member = None
+        self._assigned = []
+        self._positions.clear()
+
+    # --------------------------------------------------------------- positions
+
+    def _initial_position(self, tp: TopicPartition) -> int:
+        if self.group_id is not None:
+            committed = self._log.committed_offsets(self.group_id, [tp]).get(tp)
+            if committed is not None:
+                self._committed_positions[tp] = committed.offset
+                return committed.offset
+        return self._reset(tp)
+
+    def _reset(self, tp: TopicPartition) -> int:
+        if self.auto_offset_reset == "earliest":
+            return self._log.earliest_offset(tp.topic, tp.partition)
+        if self.auto_offset_reset == "latest":
+            return self._log.latest_offset(tp.topic, tp.partition)
+        raise NoOffsetForPartitionError(tp.topic, tp.partition)
+
+    def position(self, tp: TopicPartition) -> int:
+        pos = self._positions.get(tp)
+        if pos is None:
+            pos = self._positions[tp] = self._initial_position(tp)
+        return pos
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        if tp not in self._assigned:
+            raise ValueError(f"{tp} is not assigned to this consumer")
+        self._positions[tp] = offset
+
+    def seek_to_beginning(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        for tp in partitions if partitions is not None else self._assigned:
+            self.seek(tp, self._log.earliest_offset(tp.topic, tp.partition))
+
+    def seek_to_end(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        for tp in partitions if partitions is not None else self._assigned:
+            self.seek(tp, self._log.latest_offset(tp.topic, tp.partition))
+
+    def pause(self, partitions: Iterable[TopicPartition]) -> None:
+        self._paused.update(partitions)
+
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        self._paused.difference_update(partitions)
+
+    def paused(self) -> set[TopicPartition]:
+        return set(self._paused)
+
+    # -------------------------------------------------------------------- poll
+
+    def poll(self, timeout_s: float = 0.0, *, max_records: int | None = None) -> list[Record]:
+        """Records from the assigned partitions, waiting up to `timeout_s` for some."""
+        if self._closed:
+            raise LogClosedError("consumer")
+        limit = max_records or self.max_poll_records
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self._heartbeat()
+            if (
+                self.enable_auto_commit
+                and time.monotonic() - self._last_commit >= self.auto_commit_interval_s
+            ):
+                self.commit()
+            seq = self._log.append_sequence()
+            records = self._fetch(limit)
+            remaining = deadline - time.monotonic()
+            if records or remaining <= 0:
+                return records
+            self._log.wait_for_append(seq, min(remaining, 0.05, self.heartbeat_interval_s))
+
+    def _fetch(self, limit: int) -> list[Record]:
+        active = [tp for tp in self._assigned if tp not in self._paused]
+        if not active:
+            return []
+        self._rotate = (self._rotate + 1) % len(active)
+        out: list[Record] = []
+        for tp in active[self._rotate :] + active[: self._rotate]:
+            room = limit - len(out)
+            if room <= 0:
+                break
+            position = self.position(tp)
+            try:
+                records = self._log.read(
+                    tp.topic,
+                    tp.partition,
+                    position,
+                    max_records=room,
+                    max_bytes=self.fetch_max_bytes,
+                )
+            except OffsetOutOfRangeError:
+                self._positions[tp] = self._reset(tp)
+                continue
+            if records:
+                self._positions[tp] = records[-1].offset + 1
+                out.extend(records)
+        return out
+
+    # ------------------------------------------------------------------ commit
+
+    def commit(self, offsets: dict[TopicPartition, int | OffsetAndMetadata] | None = None) -> None:
+        """Commit `offsets`, or the current positions of every assigned partition."""
+        if self.group_id is None:
+            raise ValueError("commit() needs a group_id")
+        if offsets is None:
+            self._commit_positions(set(self._assigned))
+            return
+        self._log.commit_offsets(self.group_id, offsets)
+        for tp, value in offsets.items():
+            self._committed_positions[tp] = value if isinstance(value, int) else value.offset
+        self._last_commit = time.monotonic()
+
+    def _commit_positions(self, partitions: set[TopicPartition]) -> None:
+        changed = {
+            tp: self._positions[tp]
+            for tp in partitions
+            if tp in self._positions and self._committed_positions.get(tp) != self._positions[tp]
+        }
+        self._last_commit = time.monotonic()
+        if changed and self.group_id is not None:
+            self._log.commit_offsets(self.group_id, changed)
+            self._committed_positions.update(changed)
+
+    def committed(
+        self, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        if self.group_id is None:
+            raise ValueError("committed() needs a group_id")
+        return self._log.committed_offsets(self.group_id, partitions)
+
+    def close(self) -> None:
+        """Commit (with auto-commit) and leave the group."""
+        if self._closed:
+            return
+        try:
+            if self._member is not None:
+                self._leave_group()
+            elif self.enable_auto_commit:
+                self._commit_positions(set(self._assigned))
+        finally:
+            self._closed = True
+
+    def __enter__(self) -> Consumer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,131 @@
+"""Errors raised by the log.
+
+The hierarchy, drawn so a caller can see what to catch::
+
+    LogError                        anything the log refuses or cannot do
+    ├── InvalidTopicError           a topic name breaks Kafka's naming rule
+    ├── InvalidConfigError          a topic config key or value is unknown or out of range
+    ├── InvalidRecordError          a record the topic cannot take (e.g. no key when compacted)
+    ├── TopicExistsError            create of a topic that is already there
+    ├── UnknownTopicOrPartitionError a topic or partition that does not exist
+    ├── OffsetOutOfRangeError       a read before the log start or past the log end
+    ├── CorruptRecordError          a batch whose length or CRC does not check out
+    ├── NoOffsetForPartitionError   no committed offset and auto.offset.reset=none
+    ├── LockTimeoutError            another writer held the partition lock for too long
+    └── LogClosedError              a call on a log that was closed
+
+Every exception keeps its facts as attributes (topic, partition, offset, path,
+position) and builds its message from them, so callers never parse messages.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CorruptRecordError",
+    "InvalidConfigError",
+    "InvalidRecordError",
+    "InvalidTopicError",
+    "LockTimeoutError",
+    "LogClosedError",
+    "LogError",
+    "NoOffsetForPartitionError",
+    "OffsetOutOfRangeError",
+    "TopicExistsError",
+    "UnknownTopicOrPartitionError",
+]
+
+
+class LogError(Exception):
+    """Root of every error the log raises."""
+
+
+class InvalidTopicError(LogError):
+    """A topic name that is empty, too long, `.`/`..`, or has characters outside
+    `[a-zA-Z0-9._-]`: such a name could escape the log directory."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"invalid topic name {name!r}: {reason}")
+
+
+class InvalidConfigError(LogError):
+    """A config key that is unknown, or a value of the wrong type or range."""
+
+    def __init__(self, key: str, value: object, reason: str) -> None:
+        self.key = key
+        self.value = value
+        self.reason = reason
+        super().__init__(f"invalid value {value!r} for configuration {key}: {reason}")
+
+
+class InvalidRecordError(LogError):
+    """A record the topic refuses, e.g. a null key on a compacted topic."""
+
+    def __init__(self, topic: str, partition: int, reason: str) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.reason = reason
+        super().__init__(f"{topic}-{partition}: record refused: {reason}")
+
+
+class TopicExistsError(LogError):
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        super().__init__(f"topic {topic!r} already exists")
+
+
+class UnknownTopicOrPartitionError(LogError):
+    def __init__(self, topic: str, partition: int | None = None) -> None:
+        self.topic = topic
+        self.partition = partition
+        what = f"topic {topic!r}" if partition is None else f"partition {topic}-{partition}"
+        super().__init__(f"{what} does not exist")
+
+
+class OffsetOutOfRangeError(LogError):
+    """A read at an offset outside [log start, log end]; reading exactly at the log
+    end is allowed and returns nothing (that is how a reader waits for new data)."""
+
+    def __init__(self, topic: str, partition: int, offset: int, start: int, end: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.start = start
+        self.end = end
+        super().__init__(
+            f"offset {offset} is out of range for {topic}-{partition}: "
+            f"valid offsets are {start}..{end} (the log end {end} reads nothing yet)"
+        )
+
+
+class NoOffsetForPartitionError(LogError):
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        super().__init__(
+            f"{topic}-{partition} has no committed offset and auto.offset.reset is none"
+        )
+
+
+class CorruptRecordError(LogError):
+    """A batch that fails its length or CRC check where no crash can explain it (in
+    the middle of a segment). Reported with its file and byte position, never skipped."""
+
+    def __init__(self, path: str, position: int, reason: str) -> None:
+        self.path = path
+        self.position = position
+        self.reason = reason
+        super().__init__(f"corrupt batch in {path} at byte {position}: {reason}")
+
+
+class LockTimeoutError(LogError):
+    def __init__(self, path: str, timeout_s: float) -> None:
+        self.path = path
+        self.timeout_s = timeout_s
+        super().__init__(f"could not lock {path} within {timeout_s:.1f}s: another writer holds it")
+
+
+class LogClosedError(LogError):
+    def __init__(self, what: str = "log") -> None:
+        super().__init__(f"{what} is closed")

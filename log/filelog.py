@@ -1,0 +1,451 @@
+"""FileLog: the embedded log, a directory on disk shared by the processes of a machine.
+
+Layout::
+
+    <log.dir>/
+        .admin.lock                 serialises topic create/delete/alter across processes
+        <topic>/topic.json          partition count and config overrides (atomic writes)
+        <topic>/<partition>/        one Partition directory each (see log.partition)
+        ~deleted-<uuid>/            a topic being deleted (finished on open)
+
+Topic names are validated against Kafka's rule before they touch a path, so no name
+can leave the directory. Every method is safe to call from several threads; several
+processes may open the same directory (one writer per partition at a time, by lock).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from log.compression import CODEC_IDS
+from log.config import TopicConfig
+from log.errors import (
+    InvalidConfigError,
+    LogClosedError,
+    TopicExistsError,
+    UnknownTopicOrPartitionError,
+)
+from log.fsutil import FileLock, fsync_dir, read_text, write_atomic
+from log.group import FileGroupMember
+from log.maintenance import Maintenance
+from log.names import validate_topic_name
+from log.offsets import GroupOffsets
+from log.partition import Clock, Partition, wall_clock_ms
+from log.records import (
+    Header,
+    OffsetAndMetadata,
+    PartitionDescription,
+    Record,
+    TopicDescription,
+    TopicPartition,
+)
+
+__all__ = ["FileLog"]
+
+_TOPIC_FILE = "topic.json"
+
+
+class _Topic:
+    __slots__ = ("config", "mtime", "name", "partitions")
+
+    def __init__(self, name: str, config: TopicConfig, count: int, mtime: int) -> None:
+        self.name = name
+        self.config = config
+        self.partitions: list[Partition | None] = [None] * count
+        self.mtime = mtime
+
+
+class FileLog:
+    """The embedded partitioned commit log (see the module docstring).
+
+    `auto_create_topics` creates a topic with `num_partitions` on first append, as
+    Kafka's `auto.create.topics.enable` does. `background` runs retention,
+    compaction and `flush.ms` in a daemon thread; tests pass False and call
+    `run_maintenance()` with an injected clock instead.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        clock: Clock = wall_clock_ms,
+        background: bool = True,
+        auto_create_topics: bool = False,
+        num_partitions: int = 1,
+        maintenance_interval_s: float = 5.0,
+    ) -> None:
+        self.directory = Path(directory).resolve()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.clock = clock
+        self.auto_create_topics = auto_create_topics
+        self.num_partitions = num_partitions
+        self._lock = threading.RLock()
+        self._topics: dict[str, _Topic] = {}
+        self._admin = FileLock(self.directory / ".admin.lock")
+        self._closed = False
+        self._append_seq = 0
+        self._appended = threading.Condition(threading.Lock())
+        with self._admin_locked():
+            for name in os.listdir(self.directory):
+                if name.startswith("~"):
+                    shutil.rmtree(self.directory / name, ignore_errors=True)
+        self.offsets = GroupOffsets(self)
+        self._maintenance = Maintenance(self, interval_s=maintenance_interval_s)
+        if background:
+            self._maintenance.start()
+
+    # ------------------------------------------------------------------ admin
+
+    def _admin_locked(self) -> _AdminLock:
+        return _AdminLock(self)
+
+    def _topic_dir(self, name: str) -> Path:
+        return self.directory / validate_topic_name(name)
+
+    def create_topic(
+        self, name: str, partitions: int = 1, *, config: Mapping[str, object] | None = None
+    ) -> TopicDescription:
+        """Create a topic; TopicExistsError if it is there already."""
+        validate_topic_name(name)
+        if not isinstance(partitions, int) or partitions < 1:
+            raise InvalidConfigError("partitions", partitions, "must be at least 1")
+        TopicConfig.parse(config)  # refuse bad keys before anything is created
+        with self._admin_locked():
+            directory = self._topic_dir(name)
+            if (directory / _TOPIC_FILE).exists():
+                raise TopicExistsError(name)
+            directory.mkdir(exist_ok=True)
+            for p in range(partitions):
+                (directory / str(p)).mkdir(exist_ok=True)
+            self._write_meta(directory, partitions, config or {})
+            fsync_dir(self.directory)
+        return self.describe_topic(name)
+
+    def _write_meta(
+        self, directory: Path, partitions: int, overrides: Mapping[str, object]
+    ) -> None:
+        meta = {"partitions": partitions, "config": dict(overrides)}
+        write_atomic(directory / _TOPIC_FILE, json.dumps(meta, indent=1, sort_keys=True).encode())
+
+    def _read_meta(self, name: str) -> tuple[int, dict[str, object], int]:
+        path = self._topic_dir(name) / _TOPIC_FILE
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except FileNotFoundError:
+            raise UnknownTopicOrPartitionError(name) from None
+        text = read_text(path)
+        if text is None:
+            raise UnknownTopicOrPartitionError(name)
+        meta = json.loads(text)
+        return int(meta["partitions"]), dict(meta.get("config", {})), mtime
+
+    def delete_topic(self, name: str) -> None:
+        with self._admin_locked():
+            directory = self._topic_dir(name)
+            if not (directory / _TOPIC_FILE).exists():
+                raise UnknownTopicOrPartitionError(name)
+            with self._lock:
+                topic = self._topics.pop(name, None)
+            if topic is not None:
+                for part in topic.partitions:
+                    if part is not None:
+                        part.close()
+            doomed = self.directory / f"~deleted-{uuid.uuid4().hex}"
+            os.replace(directory, doomed)
+            fsync_dir(self.directory)
+            shutil.rmtree(doomed, ignore_errors=True)
+
+    def list_topics(self, *, include_internal: bool = False) -> list[str]:
+        names = [
+            n
+            for n in os.listdir(self.directory)
+            if not n.startswith((".", "~")) and (self.directory / n / _TOPIC_FILE).exists()
+        ]
+        if not include_internal:
+            names = [n for n in names if not n.startswith("__")]
+        return sorted(names)
+
+    def _topic(self, name: str, *, refresh: bool = False) -> _Topic:
+        with self._lock:
+            if self._closed:
+                raise LogClosedError()
+            topic = self._topics.get(name)
+            if topic is not None and not refresh:
+                return topic
+            count, overrides, mtime = self._read_meta(name)
+            config = TopicConfig.parse(overrides)
+            if topic is None:
+                topic = _Topic(name, config, count, mtime)
+                self._topics[name] = topic
+            else:
+                topic.config, topic.mtime = config, mtime
+                topic.partitions.extend([None] * (count - len(topic.partitions)))
+                for part in topic.partitions:
+                    if part is not None:
+                        part.config = config
+            return topic
+
+    def topic_config(self, name: str) -> TopicConfig:
+        return self._topic(name, refresh=True).config
+
+    def partition_count(self, name: str) -> int:
+        return len(self._topic(name, refresh=True).partitions)
+
+    def create_partitions(self, name: str, total: int) -> None:
+        """Grow the topic to `total` partitions (never shrinks, as in Kafka)."""
+        with self._admin_locked():
+            count, overrides, _ = self._read_meta(name)
+            if total <= count:
+                raise InvalidConfigError(
+                    "partitions", total, f"topic {name} already has {count} partitions"
+                )
+            directory = self._topic_dir(name)
+            for p in range(count, total):
+                (directory / str(p)).mkdir(exist_ok=True)
+            self._write_meta(directory, total, overrides)
+        self._topic(name, refresh=True)
+
+    def alter_topic_config(self, name: str, changes: Mapping[str, object]) -> None:
+        """Set (or, with a None value, reset to default) config keys of a topic."""
+        with self._admin_locked():
+            count, overrides, _ = self._read_meta(name)
+            merged = {**overrides, **changes}
+            merged = {k: v for k, v in merged.items() if v is not None}
+            TopicConfig.parse(merged)  # refuse bad keys before writing anything
+            self._write_meta(self._topic_dir(name), count, merged)
+        self._topic(name, refresh=True)
+
+    def describe_topic(self, name: str) -> TopicDescription:
+        topic = self._topic(name, refresh=True)
+        parts = []
+        for p in range(len(topic.partitions)):
+            part = self.partition(name, p)
+            parts.append(
+                PartitionDescription(
+                    partition=p,
+                    earliest_offset=part.earliest_offset(),
+                    latest_offset=part.latest_offset(),
+                    size_bytes=part.size_bytes(),
+                    segments=len(part.segments),
+                )
+            )
+        return TopicDescription(name=name, config=topic.config.to_dict(), partitions=parts)
+
+    # ------------------------------------------------------------- partitions
+
+    def partition(self, topic: str, partition: int) -> Partition:
+        """The open Partition object (opened and recovered on first use)."""
+        t = self._topics.get(topic)
+        if t is not None and 0 <= partition < len(t.partitions):
+            part = t.partitions[partition]
+            if part is not None:
+                return part
+        return self._open_partition(topic, partition)
+
+    def _open_partition(self, topic: str, partition: int) -> Partition:
+        try:
+            t = self._topic(topic)
+        except UnknownTopicOrPartitionError:
+            if not self.auto_create_topics:
+                raise
+            with contextlib.suppress(TopicExistsError):
+                self.create_topic(topic, self.num_partitions)
+            t = self._topic(topic)
+        if not 0 <= partition < len(t.partitions):
+            t = self._topic(topic, refresh=True)  # another process may have added some
+            if not isinstance(partition, int) or not 0 <= partition < len(t.partitions):
+                raise UnknownTopicOrPartitionError(topic, partition)
+        with self._lock:
+            part = t.partitions[partition]
+            if part is None:
+                part = Partition(
+                    self._topic_dir(topic) / str(partition),
+                    topic,
+                    partition,
+                    t.config,
+                    clock=self.clock,
+                )
+                t.partitions[partition] = part
+            return part
+
+    def open_partitions(self) -> list[Partition]:
+        with self._lock:
+            return [p for t in self._topics.values() for p in t.partitions if p is not None]
+
+    # ---------------------------------------------------------------- records
+
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None = None,
+        timestamps: Sequence[int] | None = None,
+        headers: Sequence[Sequence[Header]] | None = None,
+        compression: str | None = None,
+    ) -> range:
+        """Append `values` (with optional parallel keys, timestamps, headers) as one
+        batch; return the offsets assigned, in order."""
+        part = self.partition(topic, partition)
+        codec_name = compression or part.config.compression_type
+        codec = CODEC_IDS.get("none" if codec_name == "producer" else codec_name)
+        if codec is None:
+            raise InvalidConfigError("compression.type", compression, "unknown codec")
+        try:
+            offsets = part.append(
+                values, keys=keys, timestamps=timestamps, headers=headers, codec=codec
+            )
+        except FileNotFoundError:
+            self._forget(topic)
+            raise UnknownTopicOrPartitionError(topic, partition) from None
+        with self._appended:
+            self._append_seq += 1
+            self._appended.notify_all()
+        return offsets
+
+    def _forget(self, topic: str) -> None:
+        """A topic deleted by another process: drop our handles on it."""
+        with self._lock:
+            t = self._topics.pop(topic, None)
+        if t is not None:
+            for part in t.partitions:
+                if part is not None:
+                    part.closed = True
+
+    def read(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        *,
+        max_records: int | None = None,
+        max_bytes: int = 1 << 20,
+    ) -> list[Record]:
+        return self.partition(topic, partition).read(
+            offset, max_records=max_records, max_bytes=max_bytes
+        )
+
+    def earliest_offset(self, topic: str, partition: int) -> int:
+        return self.partition(topic, partition).earliest_offset()
+
+    def latest_offset(self, topic: str, partition: int) -> int:
+        return self.partition(topic, partition).latest_offset()
+
+    def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
+        return self.partition(topic, partition).offset_for_timestamp(timestamp_ms)
+
+    def flush(self, topic: str | None = None, partition: int | None = None) -> None:
+        """fsync appended data: one partition, one topic's open partitions, or all."""
+        if topic is not None and partition is not None:
+            self.partition(topic, partition).flush()
+            return
+        for part in self.open_partitions():
+            if topic is None or part.topic == topic:
+                part.flush()
+
+    # --------------------------------------------------------- consumer groups
+
+    def commit_offsets(
+        self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
+    ) -> None:
+        """Durably record a group's positions. The data partitions are fsynced first,
+        so a committed offset never points past data a crash could lose."""
+        for tp in offsets:
+            self.partition(tp.topic, tp.partition).flush()
+        self.offsets.commit(group, offsets)
+
+    def committed_offsets(
+        self, group: str, partitions: Sequence[TopicPartition] | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        return self.offsets.fetch(group, partitions)
+
+    def delete_group(self, group: str) -> None:
+        self.offsets.delete_group(group)
+
+    def list_groups(self) -> list[str]:
+        return self.offsets.groups()
+
+    def join_group(self, group: str, member_id: str, topics: Sequence[str]) -> FileGroupMember:
+        for topic in topics:
+            validate_topic_name(topic)
+        return FileGroupMember(self.directory, group, member_id, topics, self.partition_count)
+
+    # ---------------------------------------------------------- waiting for data
+
+    def append_sequence(self) -> int:
+        """A counter bumped by every append in this process (see wait_for_append)."""
+        return self._append_seq
+
+    def wait_for_append(self, after: int, timeout_s: float) -> None:
+        """Wait until an append in this process moves the sequence past `after`, or
+        `timeout_s` passes (appends by other processes are found by polling)."""
+        with self._appended:
+            if self._append_seq == after:
+                self._appended.wait(timeout_s)
+
+    # ------------------------------------------------------------ maintenance
+
+    def run_maintenance(self) -> dict[str, int]:
+        """One pass of retention, compaction and `flush.ms` over every topic."""
+        return self._maintenance.run_once()
+
+    def all_partitions(self) -> list[Partition]:
+        """Open (if needed) every partition of every topic, internal ones included."""
+        out = []
+        for name in self.list_topics(include_internal=True):
+            try:
+                count = self.partition_count(name)
+                out.extend(self.partition(name, p) for p in range(count))
+            except UnknownTopicOrPartitionError:
+                continue  # deleted meanwhile
+        return out
+
+    def close(self) -> None:
+        self._maintenance.stop()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            topics = list(self._topics.values())
+            self._topics.clear()
+        for t in topics:
+            for part in t.partitions:
+                if part is not None:
+                    part.close()
+        self._admin.close()
+
+    def __enter__(self) -> FileLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"FileLog({str(self.directory)!r})"
+
+
+class _AdminLock:
+    __slots__ = ("log",)
+
+    def __init__(self, log: FileLog) -> None:
+        self.log = log
+
+    def __enter__(self) -> None:
+        self.log._lock.acquire()
+        try:
+            self.log._admin.acquire(30.0)
+        except BaseException:
+            self.log._lock.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.log._admin.release()
+        self.log._lock.release()

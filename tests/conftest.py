@@ -1,0 +1,62 @@
+"""Shared fixtures: factories with defaults, a manual clock, real directories."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from log import FileLog
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+class ManualClock:
+    """A clock tests move by hand (milliseconds), for retention, roll and flush."""
+
+    def __init__(self, start_ms: int = 1_700_000_000_000) -> None:
+        self.now = start_ms
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def make_log(tmp_path: Path) -> Iterator[Callable[..., FileLog]]:
+    """Open FileLogs on `tmp_path/log` (or a given dir); all are closed at teardown."""
+    opened: list[FileLog] = []
+
+    def factory(directory: Path | None = None, **kwargs: object) -> FileLog:
+        kwargs.setdefault("background", False)
+        log = FileLog(directory or tmp_path / "log", **kwargs)  # type: ignore[arg-type]
+        opened.append(log)
+        return log
+
+    yield factory
+    for log in opened:
+        log.close()
+
+
+@pytest.fixture
+def file_log(make_log: Callable[..., FileLog]) -> FileLog:
+    return make_log()
+
+
+@pytest.fixture
+def subprocess_env() -> dict[str, str]:
+    """Environment for child Python processes that import the project."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
