@@ -329,9 +329,12 @@ class FileLog:
         max_records: int | None = None,
         max_bytes: int = 1 << 20,
     ) -> list[Record]:
-        return self.partition(topic, partition).read(
-            offset, max_records=max_records, max_bytes=max_bytes
-        )
+        part = self.partition(topic, partition)
+        try:
+            return part.read(offset, max_records=max_records, max_bytes=max_bytes)
+        except FileNotFoundError:
+            self._forget(topic)  # deleted by another process
+            raise UnknownTopicOrPartitionError(topic, partition) from None
 
     def earliest_offset(self, topic: str, partition: int) -> int:
         return self.partition(topic, partition).earliest_offset()

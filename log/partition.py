@@ -80,7 +80,10 @@ class Partition:
         self._dir_mtime = 0
         self._unflushed_messages = 0
         self._last_flush_ms = clock()
-        self._read_hint: tuple[int, int, int] = (-1, -1, 0)  # (next offset, segment base, position)
+        # Where the last read stopped: (next offset, segment object, byte position).
+        # Keyed by the Segment object, not its base offset: a compaction swaps in a
+        # new file under the same name, and a position in the old one means nothing.
+        self._read_hint: tuple[int, Segment | None, int] = (-1, None, 0)
         self.closed = False
         self.recovered_bytes = 0
         with self._locked():
@@ -235,7 +238,11 @@ class Partition:
                 else:
                     seg.load_for_reading()
             elif i + 1 < len(bases):
-                seg.next_offset = max(seg.next_offset, bases[i + 1]) if seg.size else bases[i + 1]
+                # It may have been the active segment when we last looked: take in
+                # what its writer added before rolling it.
+                if seg.file_size() != seg.size:
+                    self.recovered_bytes += seg.catch_up(writer=writer)
+                seg.next_offset = bases[i + 1]
             fresh.append(seg)
         self._segments = tuple(fresh)
         now = time.monotonic()
@@ -431,10 +438,8 @@ class Partition:
         out: list[Record] = []
         taken_bytes = 0
         i = bisect_right([s.base_offset for s in segments], offset) - 1
-        hint_offset, hint_base, hint_pos = self._read_hint
-        position = (
-            hint_pos if (hint_offset == offset and hint_base == segments[i].base_offset) else -1
-        )
+        hint_offset, hint_segment, hint_pos = self._read_hint
+        position = hint_pos if (hint_offset == offset and hint_segment is segments[i]) else -1
         while i < len(segments) and len(out) < limit:
             seg = segments[i]
             if offset >= seg.next_offset:
@@ -458,11 +463,11 @@ class Partition:
                     del records[room:]
                     out.extend(records)
                     offset = records[-1].offset + 1 if records else offset
-                    self._read_hint = (offset, seg.base_offset, file_pos)
+                    self._read_hint = (offset, seg, file_pos)
                     return out
                 out.extend(records)
                 offset = header.next_offset
-                self._read_hint = (offset, seg.base_offset, file_pos + header.size)
+                self._read_hint = (offset, seg, file_pos + header.size)
                 if len(out) >= limit:
                     break
             else:
