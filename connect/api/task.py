@@ -1,0 +1,156 @@
+"""Tasks: the units that move data, each in its own thread.
+
+SourceTask lifecycle (one thread per task):
+1. `initialize(context)`; 2. `start(props)` — the task's config from `task_configs`;
+3. `poll()` repeatedly — returns a list of SourceRecords, or None/[] when there is
+   nothing now. It may block briefly (return within about a second so the task can be
+   stopped). Raising RetriableError makes the runtime call `poll()` again after a
+   backoff; any other error fails the task.
+4. `commit_record(record, metadata)` for each record once it is durable in the log
+   (metadata None: a transform dropped it), then `commit()` after each offset flush;
+5. `stop()` — called from another thread; make `poll()` return soon.
+
+SinkTask lifecycle (one thread per task; every call on that thread but `stop`):
+1. `initialize(context)`; 2. `start(props)`; 3. `open(partitions)` when partitions
+   are assigned; 4. `put(records)` repeatedly (may be empty) — raise RetriableError
+   to have the same records redelivered after `context.timeout(ms)`;
+5. `pre_commit(offsets)` before each offset commit: make everything up to `offsets`
+   durable and return the offsets that are safe to commit (default: `flush(offsets)`
+   then `offsets`); 6. `close(partitions)` when partitions go away; 7. `stop()`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from connect.api.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+
+__all__ = [
+    "ErrantRecordReporter",
+    "OffsetStorageReader",
+    "SinkTask",
+    "SinkTaskContext",
+    "SourceTask",
+    "SourceTaskContext",
+    "Task",
+]
+
+
+class Task(ABC):
+    def version(self) -> str:
+        return getattr(type(self), "VERSION", "0.1.0")
+
+    @abstractmethod
+    def start(self, props: Mapping[str, str]) -> None: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+
+class OffsetStorageReader(ABC):
+    """Committed source offsets of this connector, by source partition."""
+
+    @abstractmethod
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None: ...
+
+    def offsets(
+        self, partitions: Iterable[Mapping[str, Any]]
+    ) -> dict[tuple, dict[str, Any] | None]:
+        """Keyed by the partition's sorted items (dicts are not hashable)."""
+        return {tuple(sorted(p.items())): self.offset(p) for p in partitions}
+
+
+class SourceTaskContext(ABC):
+    @property
+    @abstractmethod
+    def configs(self) -> Mapping[str, str]: ...
+
+    @property
+    @abstractmethod
+    def offset_storage_reader(self) -> OffsetStorageReader: ...
+
+
+class SourceTask(Task):
+    """Reads from an external system (see the module docstring)."""
+
+    context: SourceTaskContext
+
+    def initialize(self, context: SourceTaskContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def poll(self) -> list[SourceRecord] | None: ...
+
+    def commit(self) -> None:
+        """Offsets up to the last flush are committed (default: nothing to do)."""
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        """`record` is durable in the log at `metadata` (default: nothing to do)."""
+
+
+class ErrantRecordReporter(ABC):
+    @abstractmethod
+    def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        """Send a record the task could not write to the dead-letter topic and/or
+        the log, per the connector's `errors.*` config. The runtime waits for the
+        report before committing the record's offset."""
+
+
+class SinkTaskContext(ABC):
+    @property
+    @abstractmethod
+    def configs(self) -> Mapping[str, str]: ...
+
+    @abstractmethod
+    def offset(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Rewind or skip: consume these partitions from these offsets next."""
+
+    @abstractmethod
+    def timeout(self, timeout_ms: int) -> None:
+        """Backoff before redelivering after a RetriableError from `put`."""
+
+    @abstractmethod
+    def assignment(self) -> set[TopicPartition]: ...
+
+    @abstractmethod
+    def pause(self, *partitions: TopicPartition) -> None: ...
+
+    @abstractmethod
+    def resume(self, *partitions: TopicPartition) -> None: ...
+
+    @abstractmethod
+    def request_commit(self) -> None:
+        """Commit offsets soon instead of at the next interval."""
+
+    @property
+    @abstractmethod
+    def errant_record_reporter(self) -> ErrantRecordReporter | None: ...
+
+
+class SinkTask(Task):
+    """Writes to an external system (see the module docstring)."""
+
+    context: SinkTaskContext
+
+    def initialize(self, context: SinkTaskContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def put(self, records: Sequence[SinkRecord]) -> None: ...
+
+    def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Make everything written so far durable (default: nothing to do)."""
+
+    def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
+        """Offsets (the next offset to read, per partition) that are safe to commit."""
+        self.flush(offsets)
+        return offsets
+
+    def open(self, partitions: Sequence[TopicPartition]) -> None:
+        """Partitions assigned to this task (default: nothing to do)."""
+
+    def close(self, partitions: Sequence[TopicPartition]) -> None:
+        """Partitions taken away; their offsets were committed (default: nothing)."""
