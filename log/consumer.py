@@ -184,7 +184,9 @@ class Consumer:
         """Records from the assigned partitions, waiting up to `timeout_s` for some."""
         if self._closed:
             raise LogClosedError("consumer")
-        limit = max_records or self.max_poll_records
+        limit = self.max_poll_records if max_records is None else max_records
+        if limit <= 0:
+            return []
         deadline = time.monotonic() + timeout_s
         while True:
             self._heartbeat()

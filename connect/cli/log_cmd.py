@@ -100,7 +100,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         with _open_log(args) as log:
             return int(args.handler(log, args) or 0)
-    except (CliError, LogError, ValueError) as exc:
+    except (CliError, LogError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:
@@ -115,9 +115,13 @@ def _open_log(args: argparse.Namespace) -> Iterator[FileLog]:
             config = json.loads(Path(args.worker_config).read_text())
         except (OSError, ValueError) as exc:
             raise CliError(f"cannot read worker config {args.worker_config}: {exc}") from None
+        if not isinstance(config, dict):
+            raise CliError(f"worker config {args.worker_config} must be a JSON object")
         directory = config.get("log.dir")
         if not directory:
             raise CliError(f"worker config {args.worker_config} has no log.dir")
+        if not isinstance(directory, str):
+            raise CliError(f"log.dir in {args.worker_config} must be a string")
     if directory is None:
         raise CliError("no log directory: pass --log-dir DIR or --worker-config FILE")
     log = FileLog(directory, background=False)
@@ -217,6 +221,8 @@ def _consume(log: FileLog, args: argparse.Namespace) -> None:
     count = log.partition_count(args.topic)
     if args.partition is not None and not 0 <= args.partition < count:
         raise CliError(f"topic {args.topic} has no partition {args.partition} (it has {count})")
+    if args.max_messages is not None and args.max_messages < 0:
+        raise CliError(f"--max-messages must be 0 or more, got {args.max_messages}")
     if args.offset is not None and args.partition is None:
         raise CliError("--offset needs --partition")
     if args.offset is not None and args.offset < 0:
@@ -251,7 +257,7 @@ def _consume(log: FileLog, args: argparse.Namespace) -> None:
         printed = 0
         idle_since = time.monotonic()
         out = sys.stdout
-        while not stop["now"]:
+        while not stop["now"] and args.max_messages != 0:
             limit = None if args.max_messages is None else args.max_messages - printed
             records = consumer.poll(0.2, max_records=limit)
             if records:
@@ -309,5 +315,9 @@ def _groups(log: FileLog, args: argparse.Namespace) -> None:
     for group in log.list_groups():
         print(group)
         for tp, oam in sorted(log.committed_offsets(group).items()):
-            end = log.latest_offset(tp.topic, tp.partition)
+            try:
+                end = log.latest_offset(tp.topic, tp.partition)
+            except LogError:  # the topic was deleted since: no end, no lag
+                print(f"  {tp}\tcommitted={oam.offset}")
+                continue
             print(f"  {tp}\tcommitted={oam.offset}\tend={end}\tlag={end - oam.offset}")
