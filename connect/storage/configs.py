@@ -1,0 +1,159 @@
+"""Connector configs, task configs and target states (Kafka's `connect-configs`).
+
+Record formats, as Kafka Connect writes them (values are JSON):
+
+| key                    | value                                                        |
+| connector-<name>       | {"properties": {...}}; null: the connector was deleted      |
+| task-<name>-<n>        | {"properties": {...}}                                        |
+| commit-<name>          | {"tasks": N}: the task configs before it take effect at once |
+| target-state-<name>    | {"state": STARTED|PAUSED, "state.v2": STARTED|PAUSED|STOPPED}|
+
+Task configs are buffered until their commit record, so a reader never sees half of a
+new task set; a commit whose task records are missing leaves the connector's tasks
+as they were ("inconsistent", as Kafka calls it) rather than running a partial set.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from connect.storage.table import Table
+
+__all__ = ["ClusterConfig", "ConfigStore", "TargetState"]
+
+
+class TargetState(StrEnum):
+    STARTED = "STARTED"
+    PAUSED = "PAUSED"
+    STOPPED = "STOPPED"
+
+
+@dataclass
+class ClusterConfig:
+    """A consistent snapshot of what should run."""
+
+    connectors: dict[str, dict[str, str]] = field(default_factory=dict)
+    tasks: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    targets: dict[str, TargetState] = field(default_factory=dict)
+
+
+def _dump(value: object) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+class ConfigStore:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+        self._lock = threading.Lock()
+        self._state = ClusterConfig()
+        self._pending: dict[str, dict[int, dict[str, str]]] = {}
+        self._listeners: list[Callable[[str], None]] = []
+
+    def start(self) -> None:
+        self._table.start(self._apply)
+
+    def add_listener(self, listener: Callable[[str], None]) -> None:
+        """Called with a connector name whenever something about it changes."""
+        self._listeners.append(listener)
+
+    def _apply(self, key: bytes, value: bytes | None) -> None:
+        text = key.decode()
+        data = json.loads(value) if value is not None else None
+        with self._lock:
+            name = self._apply_locked(text, data)
+        if name is not None:
+            for listener in self._listeners:
+                listener(name)
+
+    def _apply_locked(self, key: str, data: dict | None) -> str | None:
+        state = self._state
+        if key.startswith("connector-"):
+            name = key[len("connector-") :]
+            if data is None:
+                state.connectors.pop(name, None)
+                state.tasks.pop(name, None)
+                state.targets.pop(name, None)
+                self._pending.pop(name, None)
+            else:
+                state.connectors[name] = dict(data.get("properties", {}))
+                state.targets.setdefault(name, TargetState.STARTED)
+            return name
+        if key.startswith("task-"):
+            name, _, index = key[len("task-") :].rpartition("-")
+            if data is not None and index.isdigit():
+                self._pending.setdefault(name, {})[int(index)] = dict(data.get("properties", {}))
+            return None
+        if key.startswith("commit-"):
+            name = key[len("commit-") :]
+            count = int((data or {}).get("tasks", 0))
+            pending = self._pending.pop(name, {})
+            if all(i in pending for i in range(count)):
+                state.tasks[name] = [pending[i] for i in range(count)]
+            return name
+        if key.startswith("target-state-"):
+            name = key[len("target-state-") :]
+            if data is None:
+                state.targets.pop(name, None)
+            else:
+                raw = data.get("state.v2") or data.get("state") or "STARTED"
+                state.targets[name] = TargetState(raw)
+            return name
+        return None
+
+    # ----------------------------------------------------------------- reads
+
+    def snapshot(self) -> ClusterConfig:
+        self._table.refresh()
+        with self._lock:
+            s = self._state
+            return ClusterConfig(
+                connectors={k: dict(v) for k, v in s.connectors.items()},
+                tasks={k: [dict(t) for t in v] for k, v in s.tasks.items()},
+                targets=dict(s.targets),
+            )
+
+    def connector_config(self, name: str) -> dict[str, str] | None:
+        with self._lock:
+            config = self._state.connectors.get(name)
+            return None if config is None else dict(config)
+
+    # ---------------------------------------------------------------- writes
+
+    def put_connector_config(
+        self, name: str, props: Mapping[str, str], target: TargetState | None = None
+    ) -> None:
+        items = [(f"connector-{name}".encode(), _dump({"properties": dict(props)}))]
+        if target is not None:
+            items.insert(0, self._target_item(name, target))
+        self._table.write(items)
+
+    def remove_connector(self, name: str) -> None:
+        self._table.write(
+            [
+                (f"connector-{name}".encode(), None),
+                (f"target-state-{name}".encode(), None),
+            ]
+        )
+
+    def put_task_configs(self, name: str, configs: list[Mapping[str, str]]) -> None:
+        items = [
+            (f"task-{name}-{i}".encode(), _dump({"properties": dict(c)}))
+            for i, c in enumerate(configs)
+        ]
+        items.append((f"commit-{name}".encode(), _dump({"tasks": len(configs)})))
+        self._table.write(items)
+
+    @staticmethod
+    def _target_item(name: str, target: TargetState) -> tuple[bytes, bytes]:
+        v1 = "PAUSED" if target is TargetState.STOPPED else target.value
+        return (f"target-state-{name}".encode(), _dump({"state": v1, "state.v2": target.value}))
+
+    def put_target_state(self, name: str, target: TargetState) -> None:
+        self._table.write([self._target_item(name, target)])
+
+    def stop(self) -> None:
+        self._table.stop()

@@ -1,0 +1,120 @@
+"""Observed states of connectors and tasks (Kafka's `connect-status`).
+
+Keys `status-connector-<name>` and `status-task-<name>-<n>`; value JSON
+`{"state", "trace", "worker_id", "generation"}`; null forgets the entry.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from enum import StrEnum
+
+from connect.storage.table import Table
+
+__all__ = ["State", "Status", "StatusStore"]
+
+
+class State(StrEnum):
+    UNASSIGNED = "UNASSIGNED"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    FAILED = "FAILED"
+    RESTARTING = "RESTARTING"
+    STOPPED = "STOPPED"
+    DESTROYED = "DESTROYED"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    connector: str
+    task: int | None  # None: the connector itself
+    state: State
+    worker_id: str
+    trace: str | None = None
+    generation: int = 0
+
+    @property
+    def key(self) -> bytes:
+        if self.task is None:
+            return f"status-connector-{self.connector}".encode()
+        return f"status-task-{self.connector}-{self.task}".encode()
+
+
+class StatusStore:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+        self._lock = threading.Lock()
+        self._connectors: dict[str, Status] = {}
+        self._tasks: dict[tuple[str, int], Status] = {}
+
+    def start(self) -> None:
+        self._table.start(self._apply)
+
+    def _apply(self, key: bytes, value: bytes | None) -> None:
+        text = key.decode()
+        data = json.loads(value) if value is not None else None
+        with self._lock:
+            if text.startswith("status-connector-"):
+                name = text[len("status-connector-") :]
+                if data is None:
+                    self._connectors.pop(name, None)
+                else:
+                    self._connectors[name] = self._status(name, None, data)
+            elif text.startswith("status-task-"):
+                name, _, index = text[len("status-task-") :].rpartition("-")
+                if not index.isdigit():
+                    return
+                if data is None:
+                    self._tasks.pop((name, int(index)), None)
+                else:
+                    self._tasks[(name, int(index))] = self._status(name, int(index), data)
+
+    @staticmethod
+    def _status(name: str, task: int | None, data: dict) -> Status:
+        return Status(
+            name,
+            task,
+            State(data.get("state", "UNASSIGNED")),
+            str(data.get("worker_id", "")),
+            data.get("trace"),
+            int(data.get("generation", 0)),
+        )
+
+    def put(self, status: Status) -> None:
+        value = {
+            "state": status.state.value,
+            "trace": status.trace,
+            "worker_id": status.worker_id,
+            "generation": status.generation,
+        }
+        self._table.write([(status.key, json.dumps(value).encode())])
+
+    def connector(self, name: str) -> Status | None:
+        with self._lock:
+            return self._connectors.get(name)
+
+    def tasks(self, name: str) -> list[Status]:
+        with self._lock:
+            return sorted(
+                (s for (c, _), s in self._tasks.items() if c == name), key=lambda s: s.task or 0
+            )
+
+    def remove_connector(self, name: str, task_count: int | None = None) -> None:
+        with self._lock:
+            tasks = [i for (c, i) in self._tasks if c == name]
+        items: list[tuple[bytes, bytes | None]] = [(f"status-connector-{name}".encode(), None)]
+        items += [(f"status-task-{name}-{i}".encode(), None) for i in tasks]
+        self._table.write(items)
+
+    def remove_tasks(self, name: str, from_index: int) -> None:
+        with self._lock:
+            tasks = [i for (c, i) in self._tasks if c == name and i >= from_index]
+        self._table.write([(f"status-task-{name}-{i}".encode(), None) for i in tasks])
+
+    def refresh(self) -> None:
+        self._table.refresh()
+
+    def stop(self) -> None:
+        self._table.stop()

@@ -1,0 +1,113 @@
+"""Tables behind the runtime's stores: key → value maps that are either kept in memory
+(tests, throwaway workers) or in a compacted topic of the log.
+
+A `LogTable` is the one place a store's state changes: a write appends the record,
+fsyncs it, and then reads the topic up to and past its own offset, applying every
+record in log order — including other workers' writes that came first. So every
+process that replays the topic agrees on the state, and the log decides races.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from log import Log, TopicExistsError, partition_for_key
+
+__all__ = ["Apply", "LogTable", "MemoryTable", "Table"]
+
+#: Called for every record in order: (key, value or None for a tombstone).
+Apply = Callable[[bytes, bytes | None], None]
+
+
+class Table(Protocol):
+    def start(self, apply: Apply) -> None:
+        """Replay everything there is into `apply` before returning."""
+
+    def write(self, items: list[tuple[bytes, bytes | None]]) -> None:
+        """Durably write records; when this returns, `apply` has seen them."""
+
+    def refresh(self) -> None:
+        """Apply what other processes wrote since the last look."""
+
+    def stop(self) -> None: ...
+
+
+class MemoryTable:
+    """A table that lives as long as the process (no other process sees it)."""
+
+    def __init__(self) -> None:
+        self._apply: Apply | None = None
+        self._lock = threading.Lock()
+
+    def start(self, apply: Apply) -> None:
+        self._apply = apply
+
+    def write(self, items: list[tuple[bytes, bytes | None]]) -> None:
+        assert self._apply is not None, "start() first"
+        with self._lock:
+            for key, value in items:
+                self._apply(key, value)
+
+    def refresh(self) -> None:
+        return None
+
+    def stop(self) -> None:
+        return None
+
+
+class LogTable:
+    """A table kept in a compacted topic of `log` (created on first use)."""
+
+    def __init__(self, log: Log, topic: str, *, partitions: int = 1) -> None:
+        self._log = log
+        self.topic = topic
+        self._partitions = partitions
+        self._positions: list[int] = []
+        self._apply: Apply | None = None
+        self._lock = threading.RLock()
+
+    def start(self, apply: Apply) -> None:
+        with contextlib.suppress(TopicExistsError):
+            self._log.create_topic(
+                self.topic, self._partitions, config={"cleanup.policy": "compact"}
+            )
+        count = self._log.partition_count(self.topic)
+        with self._lock:
+            self._apply = apply
+            self._positions = [self._log.earliest_offset(self.topic, p) for p in range(count)]
+            self.refresh()
+
+    def refresh(self) -> None:
+        with self._lock:
+            assert self._apply is not None, "start() first"
+            for p, position in enumerate(self._positions):
+                end = self._log.latest_offset(self.topic, p)
+                position = max(position, self._log.earliest_offset(self.topic, p))
+                while position < end:
+                    records = self._log.read(self.topic, p, position, max_bytes=4 << 20)
+                    if not records:
+                        break
+                    for rec in records:
+                        if rec.key is not None:
+                            self._apply(rec.key, rec.value)
+                    position = records[-1].offset + 1
+                self._positions[p] = position
+
+    def write(self, items: list[tuple[bytes, bytes | None]]) -> None:
+        if not items:
+            return
+        by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
+        count = len(self._positions)
+        for key, value in items:
+            by_partition.setdefault(partition_for_key(key, count), []).append((key, value))
+        with self._lock:
+            for p, rows in by_partition.items():
+                self._log.append(self.topic, p, [v for _, v in rows], keys=[k for k, _ in rows])
+                self._log.flush(self.topic, p)
+            self.refresh()
+
+    def stop(self) -> None:
+        return None

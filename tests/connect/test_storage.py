@@ -1,0 +1,145 @@
+"""Contract tests for the stores, run on every Table: memory and log-backed. The
+log-backed ones must also survive a restart and see other writers' records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from connect.storage import (
+    ConfigStore,
+    LogTable,
+    MemoryTable,
+    OffsetStore,
+    State,
+    Status,
+    StatusStore,
+    TargetState,
+    partition_key,
+)
+from log import FileLog
+
+
+@pytest.fixture(params=["memory", "log"])
+def table_factory(request, make_log) -> Callable[[str], object]:
+    if request.param == "memory":
+        return lambda topic: MemoryTable()
+    log = make_log()
+    return lambda topic: LogTable(log, topic)
+
+
+def test_offsets_contract(table_factory) -> None:
+    store = OffsetStore(table_factory("connect-offsets"))
+    store.start()
+    part = {"filename": "/a"}
+    assert store.get("c", part) is None
+    store.put("c", {partition_key("c", part): (part, {"position": 10})})
+    store.put("d", {partition_key("d", part): (part, {"position": 99})})
+    assert store.get("c", part) == {"position": 10}
+    store.put("c", {partition_key("c", part): (part, {"position": 20})})
+    assert store.get_all("c") == [(part, {"position": 20})]
+    store.put("c", {partition_key("c", part): (part, None)})
+    assert store.get("c", part) is None and store.get("d", part) == {"position": 99}
+    store.delete_connector("d")
+    assert store.get_all("d") == []
+
+
+def test_partition_keys_are_canonical() -> None:
+    assert partition_key("c", {"b": 1, "a": 2}) == partition_key("c", {"a": 2, "b": 1})
+    assert json.loads(partition_key("c", {"a": 1})) == ["c", {"a": 1}]
+
+
+def test_configs_contract(table_factory) -> None:
+    store = ConfigStore(table_factory("connect-configs"))
+    seen: list[str] = []
+    store.add_listener(seen.append)
+    store.start()
+    store.put_connector_config("src", {"connector.class": "X", "tasks.max": "2"})
+    snap = store.snapshot()
+    assert snap.connectors == {"src": {"connector.class": "X", "tasks.max": "2"}}
+    assert snap.targets == {"src": TargetState.STARTED} and snap.tasks == {}
+    store.put_task_configs("src", [{"task": "0"}, {"task": "1"}])
+    assert store.snapshot().tasks["src"] == [{"task": "0"}, {"task": "1"}]
+    store.put_target_state("src", TargetState.STOPPED)
+    assert store.snapshot().targets["src"] is TargetState.STOPPED
+    store.put_connector_config("other", {"connector.class": "Y"}, target=TargetState.PAUSED)
+    assert store.snapshot().targets["other"] is TargetState.PAUSED
+    store.remove_connector("src")
+    snap = store.snapshot()
+    assert "src" not in snap.connectors and "src" not in snap.tasks and "src" not in snap.targets
+    assert "src" in seen and "other" in seen
+
+
+def test_status_contract(table_factory) -> None:
+    store = StatusStore(table_factory("connect-status"))
+    store.start()
+    store.put(Status("c", None, State.RUNNING, "w1"))
+    store.put(Status("c", 0, State.RUNNING, "w1"))
+    store.put(Status("c", 1, State.FAILED, "w1", trace="boom"))
+    assert store.connector("c").state is State.RUNNING
+    assert [(s.task, s.state, s.trace) for s in store.tasks("c")] == [
+        (0, State.RUNNING, None),
+        (1, State.FAILED, "boom"),
+    ]
+    store.remove_tasks("c", 1)
+    assert [s.task for s in store.tasks("c")] == [0]
+    store.remove_connector("c")
+    assert store.connector("c") is None and store.tasks("c") == []
+
+
+def test_log_backed_stores_survive_restart_in_kafka_formats(make_log) -> None:
+    log = make_log()
+    configs = ConfigStore(LogTable(log, "connect-configs"))
+    configs.start()
+    configs.put_connector_config("src", {"connector.class": "X"})
+    configs.put_task_configs("src", [{"t": "0"}])
+    configs.put_target_state("src", TargetState.STOPPED)
+    raw = {r.key.decode(): json.loads(r.value) for r in log.read("connect-configs", 0, 0)}
+    assert raw["connector-src"] == {"properties": {"connector.class": "X"}}
+    assert raw["task-src-0"] == {"properties": {"t": "0"}}
+    assert raw["commit-src"] == {"tasks": 1}
+    assert raw["target-state-src"] == {"state": "PAUSED", "state.v2": "STOPPED"}
+    log.close()
+    again = FileLog(log.directory, background=False)
+    try:
+        restored = ConfigStore(LogTable(again, "connect-configs"))
+        restored.start()
+        snap = restored.snapshot()
+        assert snap.connectors == {"src": {"connector.class": "X"}}
+        assert snap.tasks == {"src": [{"t": "0"}]}
+        assert snap.targets == {"src": TargetState.STOPPED}
+    finally:
+        again.close()
+
+
+def test_uncommitted_task_configs_are_not_visible(make_log) -> None:
+    log = make_log()
+    log.create_topic("connect-configs", 1, config={"cleanup.policy": "compact"})
+    log.append(
+        "connect-configs",
+        0,
+        [
+            json.dumps({"properties": {"a": "1"}}).encode(),
+            json.dumps({"properties": {"t": "0"}}).encode(),
+        ],
+        keys=[b"connector-c", b"task-c-0"],
+    )  # no commit-c record
+    store = ConfigStore(LogTable(log, "connect-configs"))
+    store.start()
+    assert store.snapshot().connectors == {"c": {"a": "1"}}
+    assert store.snapshot().tasks == {}
+
+
+def test_two_stores_on_one_log_agree(make_log) -> None:
+    log = make_log()
+    a = StatusStore(LogTable(log, "connect-status"))
+    b = StatusStore(LogTable(make_log(log.directory), "connect-status"))
+    a.start()
+    b.start()
+    a.put(Status("c", None, State.RUNNING, "wa"))
+    b.put(Status("c", None, State.PAUSED, "wb"))
+    a.refresh()
+    assert a.connector("c") == b.connector("c")
+    assert a.connector("c").state is State.PAUSED  # the later write in log order wins
