@@ -252,8 +252,6 @@ def _consume(log: FileLog, args: argparse.Namespace) -> None:
                     f"valid offsets are {start}..{end}"
                 )
             consumer.seek(tp, args.offset)
-        elif args.from_beginning and args.group is None:
-            consumer.seek_to_beginning()
         printed = 0
         idle_since = time.monotonic()
         out = sys.stdout

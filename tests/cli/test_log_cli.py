@@ -446,6 +446,19 @@ def test_consumer_group_commits_only_what_it_printed(cli: Cli) -> None:
     assert cli.groups()["H"] == {"t-0": {"committed": 10, "end": 10, "lag": 0}}
 
 
+def test_consumer_group_on_one_partition_commits_that_partition(cli: Cli) -> None:
+    cli.ok("create", "t", "--partitions", "2")
+    cli.produce("t", ["p0-a", "p0-b", "p0-c"], "--partition", "0")
+    cli.produce("t", ["p1-a"], "--partition", "1")
+    args = ("consume", "t", "--group", "P", "--partition", "0", "--from-beginning")
+    first = cli.ok(*args, "--max-messages", "2")
+    assert first.stdout.splitlines() == ["p0-a", "p0-b"]
+    assert cli.groups()["P"] == {"t-0": {"committed": 2, "end": 3, "lag": 1}}
+    rest = cli.ok(*args, "--timeout-ms", "500")
+    assert rest.stdout.splitlines() == ["p0-c"]
+    assert cli.groups()["P"] == {"t-0": {"committed": 3, "end": 3, "lag": 0}}
+
+
 # --------------------------------------------------------------- worker config
 
 
@@ -541,6 +554,7 @@ def test_invalid_topic_names_are_refused(shared: Cli, command: str, name: str) -
     assert not (shared.log_dir.parent / "bad").exists()
 
 
+QUICK = ["--timeout-ms", "1000"]
 BAD_INPUT = [
     (["describe", "nope"], ["nope", "does not exist"]),
     (["produce", "nope"], ["nope", "does not exist"]),
@@ -556,17 +570,20 @@ BAD_INPUT = [
     (["alter", "t3", "--config", "bogus.setting=3"], ["bogus.setting"]),
     (["alter", "t3", "--partitions", "2"], ["partitions"]),
     (["alter", "t3"], ["nothing to alter"]),
-    (["consume", "t3", "--partition", "0", "--offset", "5"], ["5", "out of range"]),
-    (["consume", "t3", "--partition", "0", "--offset", "-1"], ["--offset", "-1"]),
-    (["consume", "t3", "--offset", "0"], ["--offset", "--partition"]),
-    (["consume", "t3", "--partition", "9", "--from-beginning"], ["partition 9"]),
-    (["consume", "t3", "--partition", "-1", "--from-beginning"], ["partition -1"]),
+    # (a --timeout-ms so that a missing check fails fast instead of consuming forever)
+    (["consume", "t3", "--partition", "0", "--offset", "5", *QUICK], ["5", "out of range"]),
+    (["consume", "t3", "--partition", "0", "--offset", "-1", *QUICK], ["--offset", "-1"]),
+    (["consume", "t3", "--offset", "0", *QUICK], ["--offset", "--partition"]),
+    (["consume", "t3", "--partition", "9", "--from-beginning", *QUICK], ["partition 9"]),
+    (["consume", "t3", "--partition", "-1", "--from-beginning", *QUICK], ["partition -1"]),
     (["produce", "t3", "--partition", "9"], ["partition 9"]),
 ]
 
 
 @pytest.mark.parametrize(
-    ("args", "fragments"), BAD_INPUT, ids=["_".join(args) for args, _ in BAD_INPUT]
+    ("args", "fragments"),
+    BAD_INPUT,
+    ids=["_".join(a for a in args if a not in QUICK) for args, _ in BAD_INPUT],
 )
 def test_bad_input_is_one_line_error(shared: Cli, args: list[str], fragments: list[str]) -> None:
     before = _snapshot(shared)
