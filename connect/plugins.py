@@ -32,6 +32,7 @@ from connect.api import (
     Predicate,
     SinkConnector,
     SourceConnector,
+    Task,
     Transformation,
 )
 
@@ -114,6 +115,8 @@ class Plugins:
         target = self._load_aliases(kind).get(name)
         if target is None:
             target = self._import(name, key)
+        elif isinstance(target, str):  # "module:Class", imported only when used
+            target = self._import(target, key)
         elif isinstance(target, importlib.metadata.EntryPoint):
             try:
                 target = target.load()
@@ -139,6 +142,17 @@ class Plugins:
             if target is None:
                 raise ConfigError(key, name, f"Class {name} could not be found.")
         return target
+
+    def resolve_task(self, name: str) -> type[Task]:
+        """A task class by dotted path (task configs carry `task.class`)."""
+        target = self._import(name, "task.class")
+        if not inspect.isclass(target) or not issubclass(target, Task):
+            raise ConfigError("task.class", name, f"{name} is not a Task class")
+        return target
+
+    def aliases(self, kind: PluginKind | str) -> dict[str, object]:
+        """Every alias of a kind (for listing plugins)."""
+        return dict(self._load_aliases(PluginKind(kind)))
 
     def connector_plugins(self) -> list[PluginInfo]:
         """Every connector class known by alias or entry point, once each."""

@@ -124,14 +124,18 @@ class Consumer:
         if self._member is None:
             return
         owned = set(self._assigned)
-        if self.enable_auto_commit:
-            self._commit_positions(owned)
-        if owned and self._on_revoke is not None:
-            self._on_revoke(owned)
-        self._member.leave()
-        self._member = None
-        self._assigned = []
-        self._positions.clear()
+        try:
+            if self.enable_auto_commit:
+                self._commit_positions(owned)
+            if owned and self._on_revoke is not None:
+                self._on_revoke(owned)
+        finally:
+            # Whatever a callback did, the partitions must be let go, or no other
+            # member (nor a restarted one in this process) could ever take them.
+            self._member.leave()
+            self._member = None
+            self._assigned = []
+            self._positions.clear()
 
     # --------------------------------------------------------------- positions
 

@@ -373,6 +373,9 @@ class FileLog:
     def delete_group(self, group: str) -> None:
         self.offsets.delete_group(group)
 
+    def delete_committed_offsets(self, group: str, partitions: Sequence[TopicPartition]) -> None:
+        self.offsets.delete(group, partitions)
+
     def list_groups(self) -> list[str]:
         return self.offsets.groups()
 

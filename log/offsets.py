@@ -131,6 +131,12 @@ class GroupOffsets:
         if doomed:
             self._append([json.dumps(list(k)).encode() for k in doomed], [None] * len(doomed))
 
+    def delete(self, group: str, partitions: Sequence[TopicPartition]) -> None:
+        """Forget the group's committed offsets of these partitions."""
+        keys = [json.dumps([group, tp.topic, tp.partition]).encode() for tp in partitions]
+        if keys:
+            self._append(keys, [None] * len(keys))
+
     def groups(self) -> list[str]:
         with self._lock:
             self._catch_up()

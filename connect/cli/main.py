@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from connect.cli import log_cmd
+from connect.cli import log_cmd, worker_cmd
 
 __all__ = ["main"]
 
@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     log_cmd.register(commands)
+    worker_cmd.register(commands)
     return parser
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -48,6 +49,7 @@ class StatusStore:
         self._lock = threading.Lock()
         self._connectors: dict[str, Status] = {}
         self._tasks: dict[tuple[str, int], Status] = {}
+        self._topics: dict[str, set[str]] = {}
 
     def start(self) -> None:
         self._table.start(self._apply)
@@ -62,6 +64,12 @@ class StatusStore:
                     self._connectors.pop(name, None)
                 else:
                     self._connectors[name] = self._status(name, None, data)
+            elif text.startswith("status-topic-"):
+                topic, _, connector = text[len("status-topic-") :].partition(":connector-")
+                if data is None:
+                    self._topics.get(connector, set()).discard(topic)
+                else:
+                    self._topics.setdefault(connector, set()).add(topic)
             elif text.startswith("status-task-"):
                 name, _, index = text[len("status-task-") :].rpartition("-")
                 if not index.isdigit():
@@ -112,6 +120,33 @@ class StatusStore:
         with self._lock:
             tasks = [i for (c, i) in self._tasks if c == name and i >= from_index]
         self._table.write([(f"status-task-{name}-{i}".encode(), None) for i in tasks])
+
+    # Active topics (KIP-558): key `status-topic-<topic>:connector-<name>`.
+
+    def put_topic(self, connector: str, topic: str, task: int) -> None:
+        if topic in self._topics.get(connector, set()):
+            return
+        value = {
+            "topic": {
+                "name": topic,
+                "connector": connector,
+                "task": task,
+                "discoverTimestamp": int(time.time() * 1000),
+            }
+        }
+        self._table.write(
+            [(f"status-topic-{topic}:connector-{connector}".encode(), json.dumps(value).encode())]
+        )
+
+    def topics(self, connector: str) -> list[str]:
+        with self._lock:
+            return sorted(self._topics.get(connector, set()))
+
+    def reset_topics(self, connector: str) -> None:
+        topics = self.topics(connector)
+        self._table.write(
+            [(f"status-topic-{t}:connector-{connector}".encode(), None) for t in topics]
+        )
 
     def refresh(self) -> None:
         self._table.refresh()

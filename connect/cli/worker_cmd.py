@@ -1,0 +1,61 @@
+"""`connect standalone WORKER.json [CONNECTOR.json …]`: run a standalone worker until
+SIGTERM or SIGINT, then stop cleanly (final offset commits)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+from connect.api import ConfigError, ConnectError
+from log import LogError
+
+__all__ = ["register"]
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "standalone",
+        help="run a standalone worker",
+        description="Run a standalone worker with the embedded log.",
+    )
+    parser.add_argument("worker_config", metavar="WORKER.json")
+    parser.add_argument("connector_configs", metavar="CONNECTOR.json", nargs="*")
+    parser.add_argument(
+        "--log-level", default="INFO", help="logging level of the worker (default INFO)"
+    )
+    parser.set_defaults(run=_standalone)
+
+
+def _standalone(args: argparse.Namespace) -> int:
+    from connect.standalone import StandaloneWorker, load_connector_config, load_worker_config
+
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        config = load_worker_config(args.worker_config)
+        connectors = [load_connector_config(path) for path in args.connector_configs]
+        worker = StandaloneWorker(config, connectors)
+    except (ConfigError, ConnectError, LogError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        worker.start()
+    except (ConfigError, ConnectError, LogError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        worker.stop()
+        return 1
+    print("worker started", file=sys.stderr, flush=True)
+    stop.wait()
+    worker.stop()
+    print("worker stopped", file=sys.stderr, flush=True)
+    return 0

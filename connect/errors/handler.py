@@ -1,0 +1,152 @@
+"""Retry with tolerance: how a task survives a bad record or a flaky system.
+
+For each operation on a record, in a stage (Kafka's names: TASK_POLL, TASK_PUT,
+TRANSFORMATION, KEY_CONVERTER, VALUE_CONVERTER, HEADER_CONVERTER, KAFKA_PRODUCE,
+KAFKA_CONSUME):
+
+1. Run it. In the converter and transformation stages any error may be retried and
+   tolerated; in the others only RetriableError (anything else fails the task at once,
+   as in Kafka).
+2. Retry with exponential backoff (300 ms, doubling, capped at
+   `errors.retry.delay.max.ms`) until `errors.retry.timeout` has passed.
+3. Still failing: with `errors.tolerance=none` raise ToleranceExceededError (the task
+   fails); with `all`, report the record (log and/or dead-letter topic) and skip it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from connect.api import ConnectError, RetriableError
+from connect.errors.config import ErrorPolicy
+
+__all__ = ["ErrorContext", "RetryWithTolerance", "Stage", "ToleranceExceededError"]
+
+_log = logging.getLogger("connect.errors")
+T = TypeVar("T")
+_INITIAL_BACKOFF_MS = 300
+
+
+class Stage(StrEnum):
+    TASK_POLL = "TASK_POLL"
+    TASK_PUT = "TASK_PUT"
+    TRANSFORMATION = "TRANSFORMATION"
+    KEY_CONVERTER = "KEY_CONVERTER"
+    VALUE_CONVERTER = "VALUE_CONVERTER"
+    HEADER_CONVERTER = "HEADER_CONVERTER"
+    KAFKA_PRODUCE = "KAFKA_PRODUCE"
+    KAFKA_CONSUME = "KAFKA_CONSUME"
+
+
+_TOLERABLE_ANY = {
+    Stage.TRANSFORMATION,
+    Stage.KEY_CONVERTER,
+    Stage.VALUE_CONVERTER,
+    Stage.HEADER_CONVERTER,
+}
+
+
+class ToleranceExceededError(ConnectError):
+    """An error that `errors.tolerance` does not allow to skip: the task fails."""
+
+    def __init__(self, stage: Stage, cause: BaseException) -> None:
+        self.stage = stage
+        super().__init__(f"Tolerance exceeded in error handler (stage {stage}): {cause}")
+
+
+@dataclass(slots=True)
+class ErrorContext:
+    """What is known about the record that failed, for logs and DLQ headers."""
+
+    stage: Stage
+    plugin: str
+    error: BaseException
+    topic: str | None = None
+    partition: int | None = None
+    offset: int | None = None
+    raw_key: bytes | None = None
+    raw_value: bytes | None = None
+    raw_headers: tuple = ()
+    record: Any = None
+
+    @property
+    def trace(self) -> str:
+        return "".join(traceback.format_exception(self.error))
+
+
+#: Reports a tolerated failure (log, dead-letter topic).
+Reporter = Callable[[ErrorContext], None]
+
+
+class RetryWithTolerance:
+    """Runs operations under an ErrorPolicy (see the module docstring)."""
+
+    def __init__(
+        self,
+        policy: ErrorPolicy,
+        *,
+        connector: str,
+        task: int | None,
+        reporters: list[Reporter] | None = None,
+        stop: threading.Event | None = None,
+    ) -> None:
+        self.policy = policy
+        self.connector = connector
+        self.task = task
+        self.reporters = list(reporters or [])
+        self._stop = stop or threading.Event()
+        self.errors_total = 0
+        self.records_skipped = 0
+
+    def execute(
+        self,
+        stage: Stage,
+        plugin: str,
+        operation: Callable[[], T],
+        context: Callable[[], dict[str, Any]] | None = None,
+    ) -> tuple[bool, T | None]:
+        """(True, result) on success; (False, None) when the record is skipped."""
+        deadline = None
+        delay_ms = _INITIAL_BACKOFF_MS
+        while True:
+            try:
+                return True, operation()
+            except Exception as exc:
+                tolerable = stage in _TOLERABLE_ANY or isinstance(exc, RetriableError)
+                if not tolerable:
+                    raise
+                self.errors_total += 1
+                timeout = self.policy.retry_timeout_ms
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = float("inf") if timeout < 0 else now + timeout / 1000
+                if now + delay_ms / 1000 <= deadline and not self._stop.is_set():
+                    self._stop.wait(delay_ms / 1000)
+                    delay_ms = min(delay_ms * 2, self.policy.retry_delay_max_ms)
+                    continue
+                ctx = ErrorContext(stage, plugin, exc, **(context() if context else {}))
+                if self.policy.log_errors:
+                    self._log(ctx)
+                if not self.policy.tolerate_all:
+                    raise ToleranceExceededError(stage, exc) from exc
+                for report in self.reporters:
+                    report(ctx)
+                self.records_skipped += 1
+                return False, None
+
+    def _log(self, ctx: ErrorContext) -> None:
+        where = f"topic '{ctx.topic}', partition {ctx.partition}, offset {ctx.offset}"
+        message = (
+            f"Error encountered in task {self.connector}-{self.task}. Executing stage "
+            f"'{ctx.stage}' with class '{ctx.plugin}', where consumed record is {{{where}}}."
+        )
+        if self.policy.log_messages and ctx.record is not None:
+            message += f" Record: {ctx.record!r}"
+        _log.error(message, exc_info=ctx.error)

@@ -1,0 +1,197 @@
+"""Config validation for the REST `config/validate` endpoint and for create/update:
+Kafka's ConfigInfos shape, built from the common connector keys, the connector's own
+ConfigDef, and the transforms' and predicates' keys (prefixed as in the config)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from connect.api import (
+    NO_DEFAULT,
+    ConfigDef,
+    ConfigError,
+    ConfigKey,
+    ConfigType,
+    ConfigValue,
+    Connector,
+    Importance,
+    NotFoundError,
+    Password,
+    SinkConnector,
+)
+from connect.herder.api import BadRequestError
+from connect.plugins import PluginKind, Plugins
+from connect.worker.config import (
+    SINK_CONNECTOR_CONFIG,
+    SOURCE_CONNECTOR_CONFIG,
+    validate_connector_name,
+)
+
+__all__ = ["config_key_info", "invalid_config_message", "validate_connector_config"]
+
+
+def config_key_info(key: ConfigKey) -> dict[str, Any]:
+    default = key.default
+    if key.required:
+        default_text = None
+    elif isinstance(default, list):
+        default_text = ",".join(str(d) for d in default)
+    elif isinstance(default, bool):
+        default_text = str(default).lower()
+    else:
+        default_text = None if default is None else str(default)
+    return {
+        "name": key.name,
+        "type": key.type.value,
+        "required": key.required,
+        "default_value": default_text,
+        "importance": key.importance.value,
+        "documentation": key.documentation,
+        "group": key.group,
+        "order": key.order_in_group,
+        "width": "NONE",
+        "display_name": key.display_name or key.name,
+        "dependents": list(key.dependents),
+    }
+
+
+def _value_info(value: ConfigValue, key: ConfigKey) -> dict[str, Any]:
+    shown = value.value
+    if isinstance(shown, Password) or key.type.value == "PASSWORD":
+        shown = None if shown is None else Password.HIDDEN
+    elif isinstance(shown, list):
+        shown = ",".join(str(v) for v in shown)
+    elif isinstance(shown, bool):
+        shown = str(shown).lower()
+    elif shown is not None:
+        shown = str(shown)
+    return {
+        "name": value.name,
+        "value": shown,
+        "recommended_values": list(value.recommended_values),
+        "errors": list(value.errors),
+        "visible": value.visible,
+    }
+
+
+def _prefixed(cdef: ConfigDef, prefix: str) -> ConfigDef:
+    out = ConfigDef()
+    for key in cdef.keys().values():
+        out.define(
+            prefix + key.name,
+            key.type,
+            key.default,
+            key.validator,
+            key.importance,
+            key.documentation,
+            group=key.group,
+            order_in_group=key.order_in_group,
+            display_name=key.display_name,
+        )
+    return out
+
+
+def _plugin_defs(
+    plugins: Plugins,
+    config: Mapping[str, str],
+    kind: PluginKind,
+    list_key: str,
+    prefix: str,
+    group: str,
+) -> tuple[list[tuple[ConfigKey, ConfigValue]], ConfigDef]:
+    results: list[tuple[ConfigKey, ConfigValue]] = []
+    extra = ConfigDef()
+    aliases = [a.strip() for a in str(config.get(list_key, "")).split(",") if a.strip()]
+    for alias in aliases:
+        type_key = f"{prefix}.{alias}.type"
+        key = ConfigKey(
+            type_key,
+            ConfigType.CLASS,
+            NO_DEFAULT,
+            None,
+            Importance.HIGH,
+            f"Class for the '{alias}' {kind}.",
+            group=f"{group}: {alias}",
+        )
+        value = ConfigValue(type_key, config.get(type_key))
+        try:
+            cls = plugins.resolve(kind, config.get(type_key, ""), key=type_key)
+            extra = extra.merged(_prefixed(cls().config(), f"{prefix}.{alias}."))
+        except ConfigError as exc:
+            value.errors.append(
+                str(exc)
+                if config.get(type_key)
+                else f'Missing required configuration "{type_key}" which has no default value.'
+            )
+        results.append((key, value))
+    return results, extra
+
+
+def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> dict[str, Any]:
+    """Kafka's ConfigInfos for a candidate connector config."""
+    class_name = config.get("connector.class")
+    if not class_name:
+        raise BadRequestError(
+            "Connector config " + str(dict(config)) + " contains no connector type"
+        )
+    try:
+        cls = plugins.resolve_connector(config)
+    except NotFoundError as exc:
+        raise BadRequestError(str(exc)) from None
+    connector: Connector = cls()
+    sink = issubclass(cls, SinkConnector)
+    base = SINK_CONNECTOR_CONFIG if sink else SOURCE_CONNECTOR_CONFIG
+    pairs: list[tuple[ConfigKey, ConfigValue]] = []
+    base_keys = base.keys()
+    for value in base.validate(config):
+        if value.name == "name" and value.value is not None:
+            problem = validate_connector_name(str(value.value))
+            if problem:
+                value.errors.append(problem)
+        pairs.append((base_keys[value.name], value))
+    if sink:
+        topics = str(config.get("topics", "")).strip()
+        regex = str(config.get("topics.regex", "")).strip()
+        by_name = {v.name: v for _, v in pairs}
+        if topics and regex:
+            for name in ("topics", "topics.regex"):
+                by_name[name].errors.append("topics and topics.regex are mutually exclusive.")
+        elif not topics and not regex:
+            for name in ("topics", "topics.regex"):
+                by_name[name].errors.append("Must configure one of topics or topics.regex")
+    own = connector.config()
+    own_keys = own.keys()
+    for value in connector.validate(config):
+        if value.name in own_keys and value.name not in base_keys:
+            pairs.append((own_keys[value.name], value))
+    for kind, list_key, prefix, group in (
+        (PluginKind.TRANSFORM, "transforms", "transforms", "Transforms"),
+        (PluginKind.PREDICATE, "predicates", "predicates", "Predicates"),
+    ):
+        typed, extra = _plugin_defs(plugins, config, kind, list_key, prefix, group)
+        pairs.extend(typed)
+        extra_keys = extra.keys()
+        pairs.extend((extra_keys[v.name], v) for v in extra.validate(config))
+    groups: list[str] = []
+    for key, _ in pairs:
+        if key.group and key.group not in groups:
+            groups.append(key.group)
+    return {
+        "name": f"{cls.__module__}.{cls.__qualname__}",
+        "error_count": sum(len(v.errors) for _, v in pairs),
+        "groups": groups,
+        "configs": [
+            {"definition": config_key_info(k), "value": _value_info(v, k)} for k, v in pairs
+        ],
+    }
+
+
+def invalid_config_message(infos: Mapping[str, Any]) -> str:
+    """Kafka's 400 message when a create or update fails validation."""
+    errors = [f"{c['value']['name']}: {e}" for c in infos["configs"] for e in c["value"]["errors"]]
+    return (
+        f"Connector configuration is invalid and contains the following {len(errors)} "
+        f"error(s):\n" + "\n".join(errors) + "\nYou can also find the above list of errors "
+        "at the endpoint `/connector-plugins/{connectorType}/config/validate`"
+    )

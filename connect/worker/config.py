@@ -1,0 +1,407 @@
+"""Worker and connector configuration: Kafka Connect's keys, declared once.
+
+Worker keys that Kafka Connect knows keep their names and meanings; `log.dir` (the
+embedded log's directory) is ours. Unknown worker keys are ignored as Kafka does
+(client prefixes like `producer.` and converter settings like
+`value.converter.schemas.enable` pass through to whoever reads them).
+"""
+
+from __future__ import annotations
+
+import re
+
+from connect.api import (
+    NO_DEFAULT,
+    ConfigDef,
+    ConfigType,
+    Importance,
+    at_least,
+    non_empty_string,
+    one_of,
+)
+from connect.errors import ERRORS_CONFIG, SINK_ERRORS_CONFIG
+
+__all__ = [
+    "COMMON_CONNECTOR_CONFIG",
+    "SINK_CONNECTOR_CONFIG",
+    "SOURCE_CONNECTOR_CONFIG",
+    "WORKER_CONFIG",
+    "validate_connector_name",
+]
+
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+
+WORKER_CONFIG = (
+    ConfigDef()
+    .define(
+        "log.dir",
+        ConfigType.STRING,
+        None,
+        non_empty_string,
+        Importance.HIGH,
+        "Directory of the embedded log (required unless bootstrap.servers is set).",
+    )
+    .define(
+        "bootstrap.servers",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.HIGH,
+        "Apache Kafka brokers, when the log is a Kafka cluster.",
+    )
+    .define(
+        "key.converter", ConfigType.CLASS, JSON, None, Importance.HIGH, "Converter for record keys."
+    )
+    .define(
+        "value.converter",
+        ConfigType.CLASS,
+        JSON,
+        None,
+        Importance.HIGH,
+        "Converter for record values.",
+    )
+    .define(
+        "header.converter",
+        ConfigType.CLASS,
+        "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+        None,
+        Importance.LOW,
+        "Converter for header values.",
+    )
+    .define(
+        "offset.flush.interval.ms",
+        ConfigType.LONG,
+        60_000,
+        at_least(0),
+        Importance.LOW,
+        "How often source offsets and sink consumer offsets are committed.",
+    )
+    .define(
+        "offset.flush.timeout.ms",
+        ConfigType.LONG,
+        5_000,
+        at_least(0),
+        Importance.LOW,
+        "How long an offset flush may take before it is abandoned for this round.",
+    )
+    .define(
+        "task.shutdown.graceful.timeout.ms",
+        ConfigType.LONG,
+        5_000,
+        at_least(0),
+        Importance.LOW,
+        "How long to wait for tasks to stop cleanly.",
+    )
+    .define(
+        "listeners",
+        ConfigType.LIST,
+        "http://127.0.0.1:8083",
+        None,
+        Importance.LOW,
+        "REST listeners, e.g. http://127.0.0.1:8083; nothing listens beyond loopback "
+        "unless configured.",
+    )
+    .define("rest.host.name", ConfigType.STRING, None, None, Importance.LOW, "Deprecated.")
+    .define("rest.port", ConfigType.INT, None, None, Importance.LOW, "Deprecated.")
+    .define("rest.advertised.host.name", ConfigType.STRING, None, None, Importance.LOW, "")
+    .define("rest.advertised.port", ConfigType.INT, None, None, Importance.LOW, "")
+    .define("rest.advertised.listener", ConfigType.STRING, None, None, Importance.LOW, "")
+    .define(
+        "rest.basic.auth.users.file",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.MEDIUM,
+        "File of user:password lines; when set, the REST API requires HTTP basic auth.",
+    )
+    .define(
+        "config.providers",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Names of config providers (config.providers.<name>.class, .param.*).",
+    )
+    .define(
+        "plugin.path",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Accepted for compatibility; plugins are Python packages (entry points).",
+    )
+    .define(
+        "topic.creation.enable",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Let source connectors create their topics (topic.creation.* settings).",
+    )
+    .define(
+        "num.partitions",
+        ConfigType.INT,
+        1,
+        at_least(1),
+        Importance.LOW,
+        "Partitions of a topic the worker creates on first write without other settings.",
+    )
+    .define(
+        "offset.storage.topic",
+        ConfigType.STRING,
+        "connect-offsets",
+        non_empty_string,
+        Importance.LOW,
+        "Topic of source offsets.",
+    )
+    .define("offset.storage.partitions", ConfigType.INT, 25, at_least(1), Importance.LOW, "")
+    .define(
+        "config.storage.topic",
+        ConfigType.STRING,
+        "connect-configs",
+        non_empty_string,
+        Importance.LOW,
+        "Topic of connector configs and target states.",
+    )
+    .define(
+        "status.storage.topic",
+        ConfigType.STRING,
+        "connect-status",
+        non_empty_string,
+        Importance.LOW,
+        "Topic of connector and task statuses.",
+    )
+    .define("status.storage.partitions", ConfigType.INT, 5, at_least(1), Importance.LOW, "")
+    .define(
+        "group.id",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.HIGH,
+        "Cluster id of distributed workers.",
+    )
+    .define(
+        "worker.id",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "This worker's id in statuses (default: host:port of its REST listener).",
+    )
+)
+
+_CONNECTOR_GROUP = "Common"
+_TRANSFORMS_GROUP = "Transforms"
+_PREDICATES_GROUP = "Predicates"
+
+COMMON_CONNECTOR_CONFIG = (
+    ConfigDef()
+    .define(
+        "name",
+        ConfigType.STRING,
+        NO_DEFAULT,
+        non_empty_string,
+        Importance.HIGH,
+        "Globally unique name to use for this connector.",
+        group=_CONNECTOR_GROUP,
+        order_in_group=1,
+        display_name="Connector name",
+    )
+    .define(
+        "connector.class",
+        ConfigType.STRING,
+        NO_DEFAULT,
+        non_empty_string,
+        Importance.HIGH,
+        "Name or alias of the class for this connector.",
+        group=_CONNECTOR_GROUP,
+        order_in_group=2,
+        display_name="Connector class",
+    )
+    .define(
+        "tasks.max",
+        ConfigType.INT,
+        1,
+        at_least(1),
+        Importance.HIGH,
+        "Maximum number of tasks to use for this connector.",
+        group=_CONNECTOR_GROUP,
+        order_in_group=3,
+        display_name="Tasks max",
+    )
+    .define(
+        "tasks.max.enforce",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Fail the connector when it generates more than tasks.max task configs.",
+        group=_CONNECTOR_GROUP,
+        order_in_group=4,
+    )
+    .define(
+        "key.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.LOW,
+        "Key converter (default: the worker's).",
+        group=_CONNECTOR_GROUP,
+        order_in_group=5,
+    )
+    .define(
+        "value.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.LOW,
+        "Value converter (default: the worker's).",
+        group=_CONNECTOR_GROUP,
+        order_in_group=6,
+    )
+    .define(
+        "header.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.LOW,
+        "Header converter (default: the worker's).",
+        group=_CONNECTOR_GROUP,
+        order_in_group=7,
+    )
+    .define(
+        "config.action.reload",
+        ConfigType.STRING,
+        "restart",
+        one_of("none", "restart"),
+        Importance.LOW,
+        "What to do when a config provider's value changes.",
+        group=_CONNECTOR_GROUP,
+        order_in_group=8,
+    )
+    .define(
+        "transforms",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Aliases for the transformations to apply to records.",
+        group=_TRANSFORMS_GROUP,
+        order_in_group=1,
+    )
+    .define(
+        "predicates",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Aliases for the predicates used by transformations.",
+        group=_PREDICATES_GROUP,
+        order_in_group=1,
+    )
+).merged(ERRORS_CONFIG)
+
+SOURCE_CONNECTOR_CONFIG = COMMON_CONNECTOR_CONFIG.merged(
+    ConfigDef()
+    .define(
+        "topic.creation.groups",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Groups of topic.creation.<group>.* settings for topics this connector creates.",
+        group="Topic Creation",
+    )
+    .define(
+        "topic.creation.default.partitions",
+        ConfigType.INT,
+        None,
+        None,
+        Importance.LOW,
+        "Partitions of topics this connector creates (-1: the worker's num.partitions).",
+        group="Topic Creation",
+    )
+    .define(
+        "topic.creation.default.replication.factor",
+        ConfigType.SHORT,
+        None,
+        None,
+        Importance.LOW,
+        "Accepted for compatibility; the embedded log has no replicas.",
+        group="Topic Creation",
+    )
+    .define(
+        "exactly.once.support",
+        ConfigType.STRING,
+        "requested",
+        one_of("requested", "required"),
+        Importance.LOW,
+        "",
+        group="Exactly Once Support",
+    )
+    .define(
+        "transaction.boundary",
+        ConfigType.STRING,
+        "poll",
+        one_of("poll", "interval", "connector"),
+        Importance.LOW,
+        "",
+        group="Exactly Once Support",
+    )
+    .define(
+        "transaction.boundary.interval.ms",
+        ConfigType.LONG,
+        None,
+        None,
+        Importance.LOW,
+        "",
+        group="Exactly Once Support",
+    )
+    .define(
+        "offsets.storage.topic",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "A separate offsets topic for this connector.",
+        group="Offsets",
+    )
+)
+
+SINK_CONNECTOR_CONFIG = COMMON_CONNECTOR_CONFIG.merged(
+    ConfigDef()
+    .define(
+        "topics",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.HIGH,
+        "Topics to consume (this or topics.regex).",
+        group=_CONNECTOR_GROUP,
+        order_in_group=4,
+    )
+    .define(
+        "topics.regex",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.HIGH,
+        "Regular expression of topics to consume (this or topics).",
+        group=_CONNECTOR_GROUP,
+        order_in_group=4,
+    )
+).merged(SINK_ERRORS_CONFIG)
+
+_NAME = re.compile(r"[^\x00-\x1f/\\]+")
+
+
+def validate_connector_name(name: str) -> str | None:
+    """Why `name` cannot name a connector, or None. Names become log record keys and
+    REST paths, never file paths, but control characters and slashes are refused."""
+    if not name or not name.strip():
+        return "Connector name is empty"
+    if name != name.strip():
+        return "Connector name has leading or trailing whitespace"
+    if not _NAME.fullmatch(name):
+        return "Connector name contains a control character or a slash"
+    return None

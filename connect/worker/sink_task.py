@@ -1,0 +1,436 @@
+"""Runs a SinkTask: consume → convert → transform → put → pre_commit → commit.
+
+The task consumes its topics as the consumer group `connect-<connector>`; the tasks of
+one connector share the topics' partitions through the group (see log.group).
+
+One iteration (numbered as in the code):
+1. If the last `put` raised RetriableError, wait out `context.timeout()` and deliver
+   the same records again (nothing new is consumed meanwhile).
+2. Poll the consumer.
+3. Convert keys, values and headers per topic in batches; a batch that fails is redone
+   record by record under the error policy (failures go to the dead-letter topic when
+   tolerated), then transform each record.
+4. `put()` the records; note each partition's next offset as consumed.
+
+Offset commit, every `offset.flush.interval.ms`, on `context.request_commit()`,
+before partitions are revoked, and on a clean stop:
+1. `pre_commit(consumed offsets)` — the task makes its writes durable and says which
+   offsets are safe;
+2. the dead-letter topic is fsynced (what it holds must not be lost behind a commit);
+3. those offsets are committed for the group (the log fsyncs before recording them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from connect.api import (
+    Converter,
+    ErrantRecordReporter,
+    HeaderConverter,
+    Headers,
+    RetriableError,
+    SinkRecord,
+    SinkTask,
+    SinkTaskContext,
+    TopicPartition,
+)
+from connect.errors import DeadLetterQueueReporter, ErrorContext, RetryWithTolerance, Stage
+from connect.worker.task_base import StatusListener, WorkerTask
+from log import Consumer, Log
+from log import TopicPartition as LogTopicPartition
+from log.records import Record
+
+__all__ = ["WorkerSinkTask"]
+
+_log = logging.getLogger("connect.worker")
+
+Transform = Callable[[SinkRecord], SinkRecord | None]
+
+
+class _Reporter(ErrantRecordReporter):
+    def __init__(self, owner: WorkerSinkTask) -> None:
+        self._owner = owner
+
+    def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        future: Future[None] = Future()
+        try:
+            self._owner.report_errant(record, error)
+            future.set_result(None)
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+
+class _Context(SinkTaskContext):
+    def __init__(self, owner: WorkerSinkTask) -> None:
+        self._owner = owner
+
+    @property
+    def configs(self) -> Mapping[str, str]:
+        return self._owner.props
+
+    def offset(self, offsets: Mapping[TopicPartition, int]) -> None:
+        self._owner.rewinds.update(offsets)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self._owner.retry_backoff_s = max(0, timeout_ms) / 1000
+
+    def assignment(self) -> set[TopicPartition]:
+        return {TopicPartition(*tp) for tp in self._owner.consumer.assignment()}
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._owner.consumer.pause([LogTopicPartition(*tp) for tp in partitions])
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._owner.consumer.resume([LogTopicPartition(*tp) for tp in partitions])
+
+    def request_commit(self) -> None:
+        self._owner.commit_requested = True
+
+    @property
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self._owner.errant_reporter
+
+
+class WorkerSinkTask(WorkerTask):
+    def __init__(
+        self,
+        connector: str,
+        task: int,
+        plugin: SinkTask,
+        props: Mapping[str, str],
+        *,
+        log: Log,
+        topics: Sequence[str],
+        topics_regex: str,
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        transform: Transform | None,
+        errors: RetryWithTolerance,
+        dlq: DeadLetterQueueReporter | None,
+        offset_flush_interval_ms: int,
+        on_status: StatusListener,
+        paused: bool = False,
+        max_poll_records: int = 10_000,
+        on_topic: Callable[[str], None] | None = None,
+    ) -> None:
+        super().__init__(connector, task, on_status=on_status, paused=paused)
+        self._on_topic = on_topic
+        self.plugin = plugin
+        self.props = dict(props)
+        self._log = log
+        self._topics = list(topics)
+        self._regex = re.compile(topics_regex) if topics_regex else None
+        self._key_converter = key_converter
+        self._value_converter = value_converter
+        self._header_converter = header_converter
+        self._transform = transform
+        self._errors = errors
+        self._dlq = dlq
+        self.errant_reporter = (
+            _Reporter(self)
+            if (dlq or errors.policy.log_errors or errors.policy.tolerate_all)
+            else None
+        )
+        self._flush_interval_s = offset_flush_interval_ms / 1000
+        self.group = f"connect-{connector}"
+        self.consumer = Consumer(
+            log,
+            group_id=self.group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            max_poll_records=max_poll_records,
+            member_id=f"{connector}-{task}",
+        )
+        self._consumed: dict[TopicPartition, int] = {}
+        self._committed: dict[TopicPartition, int] = {}
+        self._redeliver: list[SinkRecord] | None = None
+        self.retry_backoff_s = 0.0
+        self.rewinds: dict[TopicPartition, int] = {}
+        self.commit_requested = False
+        self._last_commit = time.monotonic()
+        self._last_topic_scan = 0.0
+        self.records_put = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def initialize_and_start(self) -> None:
+        self.plugin.initialize(_Context(self))
+        self.plugin.start(self.props)
+        self._subscribe()
+
+    def _subscribe(self) -> None:
+        topics = list(self._topics)
+        if self._regex is not None:
+            topics += [t for t in self._log.list_topics() if self._regex.fullmatch(t)]
+        self.consumer.subscribe(
+            sorted(set(topics)), on_assign=self._on_assign, on_revoke=self._on_revoke
+        )
+        self._subscribed = set(topics)
+        self._last_topic_scan = time.monotonic()
+
+    def _on_assign(self, partitions: set[LogTopicPartition]) -> None:
+        if self._on_topic is not None:
+            for topic in sorted({tp.topic for tp in partitions}):
+                self._on_topic(topic)
+        self.plugin.open(sorted(TopicPartition(*tp) for tp in partitions))
+
+    def _on_revoke(self, partitions: set[LogTopicPartition]) -> None:
+        revoked = {TopicPartition(*tp) for tp in partitions}
+        self.commit_offsets(only=revoked)
+        self.plugin.close(sorted(revoked))
+        for tp in revoked:
+            self._consumed.pop(tp, None)
+
+    def iterate(self) -> None:
+        if self._regex is not None and time.monotonic() - self._last_topic_scan > 5:
+            matching = {t for t in self._log.list_topics() if self._regex.fullmatch(t)}
+            if not matching <= self._subscribed:
+                self._subscribe()
+            self._last_topic_scan = time.monotonic()
+        # Step 1
+        if self._redeliver is not None:
+            self._stopping.wait(self.retry_backoff_s)
+            batch, self._redeliver = self._redeliver, None
+            self._put(batch)
+            self._maybe_commit()
+            return
+        self._apply_rewinds()
+        # Step 2
+        raw = self.consumer.poll(0.2)
+        if raw:
+            # Step 3
+            records = self._convert_and_transform(raw)
+            # Step 4
+            self._put(records)
+            consumed = self._consumed
+            for rec in raw:
+                consumed[TopicPartition(rec.topic, rec.partition)] = rec.offset + 1
+        elif not self.consumer.assignment():
+            self.plugin.put([])
+        self._maybe_commit()
+
+    def _apply_rewinds(self) -> None:
+        if not self.rewinds:
+            return
+        rewinds, self.rewinds = self.rewinds, {}
+        for tp, offset in rewinds.items():
+            with contextlib.suppress(ValueError):  # not assigned (any more): ignore
+                self.consumer.seek(LogTopicPartition(*tp), offset)
+                self._consumed[tp] = offset
+
+    def _put(self, records: list[SinkRecord]) -> None:
+        try:
+            self.plugin.put(records)
+            self.records_put += len(records)
+        except RetriableError as exc:
+            _log.warning(
+                "task %s: retriable error from put(), redelivering %d records: %s",
+                self.name,
+                len(records),
+                exc,
+            )
+            self._redeliver = records
+
+    def commit_final(self) -> None:
+        self.commit_offsets()
+
+    def stop_plugin(self) -> None:
+        """Leave the group first (revoking commits and closes the partitions, as
+        Kafka does), then stop the plugin task."""
+        try:
+            self.consumer.close()
+        finally:
+            self.plugin.stop()
+
+    def close_resources(self) -> None:
+        with contextlib.suppress(Exception):
+            self.consumer.close()  # after a failure: still release the partitions
+        for converter in (self._key_converter, self._value_converter, self._header_converter):
+            with contextlib.suppress(Exception):
+                converter.close()
+
+    # ------------------------------------------------------- convert / transform
+
+    def _convert_and_transform(self, raw: list[Record]) -> list[SinkRecord]:
+        out: list[SinkRecord] = []
+        start = 0
+        while start < len(raw):  # consecutive records of one topic convert as a batch
+            topic = raw[start].topic
+            end = start
+            while end < len(raw) and raw[end].topic == topic:
+                end += 1
+            out.extend(self._convert_topic(topic, raw[start:end]))
+            start = end
+        if self._transform is None:
+            return out
+        transformed = []
+        for rec in out:
+            ok, result = self._errors.execute(
+                Stage.TRANSFORMATION,
+                type(self._transform).__name__,
+                lambda rec=rec: self._transform(rec),
+                lambda rec=rec: self._context_of(rec),
+            )
+            if ok and result is not None:
+                transformed.append(result)
+        return transformed
+
+    def _convert_topic(self, topic: str, raw: list[Record]) -> list[SinkRecord]:
+        try:
+            keys = self._key_converter.to_connect_batch(topic, [r.key for r in raw])
+            values = self._value_converter.to_connect_batch(topic, [r.value for r in raw])
+            headers = [self._headers(topic, r) if r.headers else Headers() for r in raw]
+        except Exception:
+            return [rec for rec in map(self._convert_one, raw) if rec is not None]
+        return [
+            SinkRecord(
+                topic=r.topic,
+                kafka_partition=r.partition,
+                key_schema=k.schema,
+                key=k.value,
+                value_schema=v.schema,
+                value=v.value,
+                timestamp=r.timestamp,
+                headers=h,
+                kafka_offset=r.offset,
+            )
+            for r, k, v, h in zip(raw, keys, values, headers, strict=True)
+        ]
+
+    def _convert_one(self, r: Record) -> SinkRecord | None:
+        def context() -> dict[str, Any]:
+            return {
+                "topic": r.topic,
+                "partition": r.partition,
+                "offset": r.offset,
+                "raw_key": r.key,
+                "raw_value": r.value,
+                "raw_headers": r.headers,
+                "record": r,
+            }
+
+        ok, key = self._errors.execute(
+            Stage.KEY_CONVERTER,
+            type(self._key_converter).__name__,
+            lambda: self._key_converter.to_connect_data(r.topic, r.key),
+            context,
+        )
+        if not ok:
+            return None
+        ok, value = self._errors.execute(
+            Stage.VALUE_CONVERTER,
+            type(self._value_converter).__name__,
+            lambda: self._value_converter.to_connect_data(r.topic, r.value),
+            context,
+        )
+        if not ok:
+            return None
+        ok, headers = self._errors.execute(
+            Stage.HEADER_CONVERTER,
+            type(self._header_converter).__name__,
+            lambda: self._headers(r.topic, r),
+            context,
+        )
+        if not ok:
+            return None
+        return SinkRecord(
+            topic=r.topic,
+            kafka_partition=r.partition,
+            key_schema=key.schema,
+            key=key.value,
+            value_schema=value.schema,
+            value=value.value,
+            timestamp=r.timestamp,
+            headers=headers,
+            kafka_offset=r.offset,
+        )
+
+    def _headers(self, topic: str, r: Record) -> Headers:
+        headers = Headers()
+        for name, data in r.headers:
+            converted = self._header_converter.to_connect_header(topic, name, data)
+            headers.add(name, converted.value, converted.schema)
+        return headers
+
+    def _context_of(self, rec: SinkRecord) -> dict[str, Any]:
+        raw = self._raw_of(rec)
+        return {
+            "topic": rec.original_topic or rec.topic,
+            "partition": rec.original_kafka_partition
+            if rec.original_kafka_partition is not None
+            else rec.kafka_partition,
+            "offset": rec.original_kafka_offset
+            if rec.original_kafka_offset is not None
+            else rec.kafka_offset,
+            "raw_key": raw.key if raw else None,
+            "raw_value": raw.value if raw else None,
+            "raw_headers": raw.headers if raw else (),
+            "record": rec,
+        }
+
+    def _raw_of(self, rec: SinkRecord) -> Record | None:
+        """The record's original bytes, read back from the log (for the DLQ)."""
+        tp = rec.topic_partition
+        offset = (
+            rec.original_kafka_offset if rec.original_kafka_offset is not None else rec.kafka_offset
+        )
+        try:
+            found = self._log.read(tp.topic, tp.partition, offset, max_records=1)
+        except Exception:
+            return None
+        return found[0] if found and found[0].offset == offset else None
+
+    def report_errant(self, record: SinkRecord, error: BaseException) -> None:
+        """The ErrantRecordReporter's work: log and/or dead-letter, per `errors.*`."""
+        ctx = ErrorContext(
+            Stage.TASK_PUT, type(self.plugin).__name__, error, **self._context_of(record)
+        )
+        if self._errors.policy.log_errors:
+            _log.error(
+                "task %s reported an errant record at %s-%s@%s: %s",
+                self.name,
+                ctx.topic,
+                ctx.partition,
+                ctx.offset,
+                error,
+            )
+        if self._dlq is not None:
+            self._dlq(ctx)
+
+    # ---------------------------------------------------------------- commit
+
+    def _maybe_commit(self) -> None:
+        if self.commit_requested or time.monotonic() - self._last_commit >= self._flush_interval_s:
+            self.commit_offsets()
+
+    def commit_offsets(self, *, only: set[TopicPartition] | None = None) -> None:
+        """See the module docstring."""
+        self.commit_requested = False
+        self._last_commit = time.monotonic()
+        consumed = {tp: o for tp, o in self._consumed.items() if only is None or tp in only}
+        if not consumed:
+            return
+        # Step 1
+        safe = self.plugin.pre_commit(dict(consumed))
+        changed = {
+            tp: o for tp, o in safe.items() if tp in consumed and self._committed.get(tp) != o
+        }
+        if not changed:
+            return
+        # Step 2
+        if self._dlq is not None:
+            self._dlq.flush()
+        # Step 3
+        self._log.commit_offsets(
+            self.group, {LogTopicPartition(*tp): o for tp, o in changed.items()}
+        )
+        self._committed.update(changed)

@@ -1,0 +1,329 @@
+"""Runs a SourceTask: poll → transform → convert → append to the log → commit offsets.
+
+One iteration (numbered as in the code):
+1. `poll()` the plugin task. RetriableError: try again after a short backoff.
+2. Transform each record (errors per `errors.*`; a dropped record still counts as
+   processed, so its source offset moves on).
+3. Convert keys, values and headers, one batch per topic (the converters' batch entry
+   points; a failing batch is redone record by record under the error policy).
+4. Append one batch per (topic, partition); the partition is the record's own, else
+   Kafka's murmur2 of the key bytes, else one partition per poll round-robin.
+5. Remember each source partition's latest offset, and tell the task which records
+   are in the log (`commit_record`, only if the task overrides it).
+
+Offset commit, every `offset.flush.interval.ms` and on a clean stop:
+1. fsync every log partition written since the last commit;
+2. write the remembered offsets to the offset store (fsynced there);
+3. call the task's `commit()`.
+So a committed source offset never points past records a crash could lose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from connect.api import (
+    Converter,
+    HeaderConverter,
+    OffsetStorageReader,
+    RecordMetadata,
+    RetriableError,
+    SourceRecord,
+    SourceTask,
+    SourceTaskContext,
+)
+from connect.errors import RetryWithTolerance, Stage
+from connect.storage import OffsetStore, partition_key
+from connect.worker.task_base import StatusListener, WorkerTask
+from log import Log, TopicExistsError
+from log.partitioner import KeyPartitioner
+
+__all__ = ["WorkerSourceTask"]
+
+_log = logging.getLogger("connect.worker")
+
+Transform = Callable[[SourceRecord], SourceRecord | None]
+#: Creates a topic the first time a source writes to it: (topic) -> None.
+TopicCreator = Callable[[str], None]
+
+
+class _OffsetReader(OffsetStorageReader):
+    def __init__(self, store: OffsetStore, connector: str) -> None:
+        self._store = store
+        self._connector = connector
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        return self._store.get(self._connector, partition)
+
+
+class _Context(SourceTaskContext):
+    def __init__(self, configs: Mapping[str, str], reader: OffsetStorageReader) -> None:
+        self._configs = dict(configs)
+        self._reader = reader
+
+    @property
+    def configs(self) -> Mapping[str, str]:
+        return self._configs
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+
+class WorkerSourceTask(WorkerTask):
+    def __init__(
+        self,
+        connector: str,
+        task: int,
+        plugin: SourceTask,
+        props: Mapping[str, str],
+        *,
+        log: Log,
+        offsets: OffsetStore,
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        transform: Transform | None,
+        errors: RetryWithTolerance,
+        create_topic: TopicCreator,
+        offset_flush_interval_ms: int,
+        on_status: StatusListener,
+        paused: bool = False,
+        on_topic: Callable[[str], None] | None = None,
+    ) -> None:
+        super().__init__(connector, task, on_status=on_status, paused=paused)
+        self._on_topic = on_topic
+        self.plugin = plugin
+        self.props = dict(props)
+        self._log = log
+        self._offsets = offsets
+        self._key_converter = key_converter
+        self._value_converter = value_converter
+        self._header_converter = header_converter
+        self._transform = transform
+        self._errors = errors
+        self._create_topic = create_topic
+        self._flush_interval_s = offset_flush_interval_ms / 1000
+        self._last_commit = time.monotonic()
+        self._pending: dict[bytes, tuple[Mapping[str, Any], Mapping[str, Any] | None]] = {}
+        self._written: set[tuple[str, int]] = set()
+        self._known_topics: dict[str, int] = {}
+        self._keys = KeyPartitioner()
+        self._round_robin = 0
+        self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
+        self.records_polled = 0
+        self.records_written = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def initialize_and_start(self) -> None:
+        self.plugin.initialize(_Context(self.props, _OffsetReader(self._offsets, self.connector)))
+        self.plugin.start(self.props)
+
+    def iterate(self) -> None:
+        # Step 1
+        try:
+            records = self.plugin.poll()
+        except RetriableError as exc:
+            _log.warning("task %s: retriable error from poll(): %s", self.name, exc)
+            self._stopping.wait(0.1)
+            records = None
+        if records:
+            self.records_polled += len(records)
+            self._send(records)
+        self._maybe_commit()
+
+    def commit_final(self) -> None:
+        self.commit_offsets()
+
+    def stop_plugin(self) -> None:
+        self.plugin.stop()
+
+    def close_resources(self) -> None:
+        for converter in (self._key_converter, self._value_converter, self._header_converter):
+            with contextlib.suppress(Exception):
+                converter.close()
+
+    # ---------------------------------------------------------------- sending
+
+    def _send(self, records: list[SourceRecord]) -> None:
+        # Step 2
+        transform = self._transform
+        kept: list[SourceRecord] = []
+        originals: list[SourceRecord] = []
+        dropped: list[SourceRecord] = []
+        if transform is None:
+            kept = originals = records
+        else:
+            for rec in records:
+                ok, out = self._errors.execute(
+                    Stage.TRANSFORMATION,
+                    type(transform).__name__,
+                    lambda rec=rec: transform(rec),
+                    lambda rec=rec: {"record": rec, "topic": rec.topic},
+                )
+                if ok and out is not None:
+                    kept.append(out)
+                    originals.append(rec)
+                else:
+                    dropped.append(rec)
+        # Steps 3 and 4
+        by_topic: dict[str, list[int]] = {}
+        for i, rec in enumerate(kept):
+            by_topic.setdefault(rec.topic, []).append(i)
+        for topic, indexes in by_topic.items():
+            self._send_topic(topic, [kept[i] for i in indexes], [originals[i] for i in indexes])
+        # Step 5
+        self._remember_offsets(records)
+        if self._wants_commit_record:
+            for rec in dropped:
+                self.plugin.commit_record(rec, None)
+
+    def _convert(
+        self, topic: str, recs: list[SourceRecord]
+    ) -> list[tuple[int, bytes | None, bytes | None, list]]:
+        """(index, key bytes, value bytes, headers) of the records that converted."""
+        try:
+            if all(r.key is None and r.key_schema is None for r in recs):
+                keys: list[bytes | None] = [None] * len(recs)
+            else:
+                keys = self._key_converter.from_connect_batch(
+                    topic, [r.key_schema for r in recs], [r.key for r in recs]
+                )
+            values = self._value_converter.from_connect_batch(
+                topic, [r.value_schema for r in recs], [r.value for r in recs]
+            )
+            headers = [self._headers(topic, r) if r.headers else [] for r in recs]
+            return [(i, keys[i], values[i], headers[i]) for i in range(len(recs))]
+        except Exception:
+            return self._convert_one_by_one(topic, recs)
+
+    def _convert_one_by_one(self, topic: str, recs: list[SourceRecord]) -> list[tuple]:
+        out = []
+        for i, rec in enumerate(recs):
+
+            def context(rec: SourceRecord = rec) -> dict[str, Any]:
+                return {"record": rec, "topic": rec.topic}
+
+            ok, key = self._errors.execute(
+                Stage.KEY_CONVERTER,
+                type(self._key_converter).__name__,
+                lambda rec=rec: self._key_converter.from_connect_data(
+                    topic, rec.key_schema, rec.key
+                ),
+                context,
+            )
+            if not ok:
+                continue
+            ok, value = self._errors.execute(
+                Stage.VALUE_CONVERTER,
+                type(self._value_converter).__name__,
+                lambda rec=rec: self._value_converter.from_connect_data(
+                    topic, rec.value_schema, rec.value
+                ),
+                context,
+            )
+            if not ok:
+                continue
+            ok, headers = self._errors.execute(
+                Stage.HEADER_CONVERTER,
+                type(self._header_converter).__name__,
+                lambda rec=rec: self._headers(topic, rec),
+                context,
+            )
+            if ok:
+                out.append((i, key, value, headers))
+        return out
+
+    def _headers(self, topic: str, rec: SourceRecord) -> list[tuple[str, bytes | None]]:
+        return [
+            (h.key, self._header_converter.from_connect_header(topic, h.key, h.schema, h.value))
+            for h in rec.headers
+        ]
+
+    def _partition_count(self, topic: str) -> int:
+        count = self._known_topics.get(topic)
+        if count is None:
+            with contextlib.suppress(TopicExistsError):
+                self._create_topic(topic)
+            count = self._known_topics[topic] = self._log.partition_count(topic)
+            if self._on_topic is not None:
+                self._on_topic(topic)
+        return count
+
+    def _send_topic(
+        self, topic: str, recs: list[SourceRecord], originals: list[SourceRecord]
+    ) -> None:
+        converted = self._convert(topic, recs)
+        count = self._partition_count(topic)
+        self._round_robin = (self._round_robin + 1) % count
+        groups: dict[int, list[tuple]] = {}
+        for item in converted:
+            rec = recs[item[0]]
+            if rec.kafka_partition is not None:
+                p = rec.kafka_partition
+            elif item[1] is not None:
+                p = self._keys.partition(item[1], count)
+            else:
+                p = self._round_robin
+            groups.setdefault(p, []).append(item)
+        for p, items in groups.items():
+            keys = [it[1] for it in items]
+            has_keys = any(k is not None for k in keys)
+            stamps = [recs[it[0]].timestamp for it in items]
+            timestamps = None
+            if any(t is not None for t in stamps):
+                now = int(time.time() * 1000)
+                timestamps = [now if t is None else t for t in stamps]
+            headers = [it[3] for it in items]
+            offsets = self._log.append(
+                topic,
+                p,
+                [it[2] for it in items],
+                keys=keys if has_keys else None,
+                timestamps=timestamps,
+                headers=headers if any(headers) else None,
+            )
+            self._written.add((topic, p))
+            self.records_written += len(items)
+            if self._wants_commit_record:
+                for it, offset in zip(items, offsets, strict=True):
+                    ts = timestamps[0] if timestamps else 0
+                    self.plugin.commit_record(
+                        originals[it[0]], RecordMetadata(topic, p, offset, ts)
+                    )
+
+    def _remember_offsets(self, records: list[SourceRecord]) -> None:
+        last_partition: object = None
+        key = b""
+        pending = self._pending
+        for rec in records:
+            partition = rec.source_partition
+            if partition is None:
+                continue
+            if partition is not last_partition:  # most sources reuse one dict per partition
+                key = partition_key(self.connector, partition)
+                last_partition = partition
+            pending[key] = (partition, rec.source_offset)
+
+    # ---------------------------------------------------------------- commit
+
+    def _maybe_commit(self) -> None:
+        if time.monotonic() - self._last_commit >= self._flush_interval_s:
+            self.commit_offsets()
+
+    def commit_offsets(self) -> None:
+        """See the module docstring: fsync the log, then write offsets, then commit()."""
+        self._last_commit = time.monotonic()
+        if not self._pending:
+            return
+        for topic, p in self._written:
+            self._log.flush(topic, p)
+        self._written.clear()
+        pending, self._pending = self._pending, {}
+        self._offsets.put(self.connector, pending)
+        self.plugin.commit()

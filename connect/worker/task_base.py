@@ -1,0 +1,136 @@
+"""The thread that runs one task, and the state it reports.
+
+Lifecycle, for both kinds of task (numbered as in `run`):
+1. `initialize` and `start` the plugin task; report RUNNING (or PAUSED).
+2. Loop `iterate()` until stopped; while paused, do nothing but wait.
+3. On a clean stop: a final offset commit, then `task.stop()`; report UNASSIGNED.
+4. On an error: report FAILED with the trace, stop the plugin task; the worker
+   never restarts a failed task by itself (a REST restart does).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+from connect.storage import State
+
+__all__ = ["StatusListener", "WorkerTask"]
+
+_log = logging.getLogger("connect.worker")
+
+#: Called with (connector, task, state, trace) whenever the task's state changes.
+StatusListener = Callable[[str, int, State, str | None], None]
+
+
+class WorkerTask(ABC):
+    def __init__(
+        self, connector: str, task: int, *, on_status: StatusListener, paused: bool = False
+    ) -> None:
+        self.connector = connector
+        self.task_id = task
+        self._on_status = on_status
+        self._stopping = threading.Event()
+        self._paused = threading.Event()
+        if paused:
+            self._paused.set()
+        self._resumed = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self.state = State.UNASSIGNED
+        self.trace: str | None = None
+        self.stopped = threading.Event()
+
+    @property
+    def name(self) -> str:
+        return f"{self.connector}-{self.task_id}"
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name=f"task-{self.name}", daemon=True)
+        self._thread.start()
+
+    def _report(self, state: State, trace: str | None = None) -> None:
+        self.state, self.trace = state, trace
+        try:
+            self._on_status(self.connector, self.task_id, state, trace)
+        except Exception:
+            _log.exception("could not record the status of task %s", self.name)
+
+    def run(self) -> None:
+        try:
+            # Step 1
+            self.initialize_and_start()
+            self._report(State.PAUSED if self._paused.is_set() else State.RUNNING)
+            # Step 2
+            while not self._stopping.is_set():
+                if self._paused.is_set():
+                    with self._resumed:
+                        self._resumed.wait(0.5)
+                    continue
+                self.iterate()
+            # Step 3
+            self.commit_final()
+            self.stop_plugin()
+            self._report(State.UNASSIGNED)
+        except BaseException as exc:
+            # Step 4
+            _log.error(
+                "Task %s threw an uncaught and unrecoverable exception", self.name, exc_info=exc
+            )
+            self._report(State.FAILED, "".join(traceback.format_exception(exc)))
+            try:
+                self.stop_plugin()
+            except Exception:
+                _log.exception("task %s failed to stop after failing", self.name)
+        finally:
+            self.close_resources()
+            self.stopped.set()
+
+    def pause(self) -> None:
+        if not self._paused.is_set():
+            self._paused.set()
+            if self.state is State.RUNNING:
+                self._report(State.PAUSED)
+
+    def resume(self) -> None:
+        if self._paused.is_set():
+            self._paused.clear()
+            with self._resumed:
+                self._resumed.notify_all()
+            if self.state is State.PAUSED:
+                self._report(State.RUNNING)
+
+    @property
+    def paused(self) -> bool:
+        return self._paused.is_set()
+
+    def stop(self) -> None:
+        """Ask the task to stop; `await_stop` waits for it."""
+        self._stopping.set()
+        with self._resumed:
+            self._resumed.notify_all()
+        self.on_stop_requested()
+
+    def await_stop(self, timeout_s: float) -> bool:
+        return self.stopped.wait(timeout_s)
+
+    # Hooks of the concrete task runners.
+    @abstractmethod
+    def initialize_and_start(self) -> None: ...
+
+    @abstractmethod
+    def iterate(self) -> None: ...
+
+    @abstractmethod
+    def commit_final(self) -> None: ...
+
+    @abstractmethod
+    def stop_plugin(self) -> None: ...
+
+    def on_stop_requested(self) -> None:
+        """Called on the stopping thread (e.g. to wake a blocked poll)."""
+
+    def close_resources(self) -> None:
+        """Release clients and converters (always called, last)."""

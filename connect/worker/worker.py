@@ -1,0 +1,438 @@
+"""The Worker: runs connectors and tasks on this process, as a herder tells it.
+
+It owns no decisions about *what* runs (that is the herder's); it knows *how*: it
+resolves plugin classes, resolves config-provider placeholders (only here, at start,
+so stored configs keep them), builds converters (worker defaults, overridden per
+connector with the usual prefixes), transform chains and error handlers, creates
+source topics per `topic.creation.*`, and reports every state change to `on_status`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from connect.api import (
+    ConfigError,
+    Connector,
+    ConnectorContext,
+    Converter,
+    HeaderConverter,
+    SinkConnector,
+    SinkTask,
+    SourceConnector,
+    SourceTask,
+)
+from connect.config_providers import ConfigProviders
+from connect.errors import (
+    DeadLetterQueueReporter,
+    ErrorPolicy,
+    RetryWithTolerance,
+)
+from connect.plugins import PluginKind, Plugins
+from connect.storage import OffsetStore, State
+from connect.worker.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
+from connect.worker.sink_task import WorkerSinkTask
+from connect.worker.source_task import WorkerSourceTask
+from connect.worker.task_base import WorkerTask
+from log import Log, TopicConfig, TopicExistsError
+
+__all__ = ["StatusCallback", "Worker"]
+
+_log = logging.getLogger("connect.worker")
+
+#: (connector, task or None, state, trace) → None
+StatusCallback = Callable[[str, int | None, State, str | None], None]
+_TOPIC_KEYS = set(TopicConfig.keys())
+
+
+class _ConnectorContext(ConnectorContext):
+    def __init__(self, worker: Worker, name: str) -> None:
+        self._worker = worker
+        self._name = name
+
+    def request_task_reconfiguration(self) -> None:
+        if self._worker.on_reconfigure is not None:
+            self._worker.on_reconfigure(self._name)
+
+    def raise_error(self, error: BaseException) -> None:
+        self._worker.fail_connector(self._name, error)
+
+
+class Worker:
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        *,
+        log: Log,
+        plugins: Plugins,
+        offsets: OffsetStore,
+        providers: ConfigProviders,
+        worker_id: str,
+        on_status: StatusCallback,
+    ) -> None:
+        self.config = dict(config)  # parsed WORKER_CONFIG values plus raw extra keys
+        self.log = log
+        self.plugins = plugins
+        self.offsets = offsets
+        self.providers = providers
+        self.worker_id = worker_id
+        self.on_status = on_status
+        self.on_reconfigure: Callable[[str], None] | None = None
+        #: (connector, topic, task) when a task first uses a topic (KIP-558 tracking).
+        self.on_topic: Callable[[str, str, int], None] | None = None
+        self._lock = threading.RLock()
+        self.connectors: dict[str, Connector] = {}
+        self.connector_states: dict[str, State] = {}
+        self.tasks: dict[tuple[str, int], WorkerTask] = {}
+
+    # ------------------------------------------------------------- connectors
+
+    def connector_class(self, props: Mapping[str, str]) -> type[Connector]:
+        return self.plugins.resolve_connector(props)
+
+    def is_sink(self, props: Mapping[str, str]) -> bool:
+        return issubclass(self.connector_class(props), SinkConnector)
+
+    def connector_type(self, props: Mapping[str, str]) -> str:
+        try:
+            cls = self.connector_class(props)
+        except Exception:
+            return "unknown"
+        if issubclass(cls, SourceConnector):
+            return "source"
+        return "sink" if issubclass(cls, SinkConnector) else "unknown"
+
+    def start_connector(self, name: str, props: Mapping[str, str], *, paused: bool) -> bool:
+        """Start (or restart) a connector; False, with FAILED reported, when it fails."""
+        self.stop_connector(name)
+        try:
+            resolved = self.providers.resolve(props)
+            cls = self.connector_class(resolved)
+            connector = cls()
+            connector.initialize(_ConnectorContext(self, name))
+            connector.start(resolved)
+        except Exception as exc:
+            self._fail(name, exc)
+            return False
+        with self._lock:
+            self.connectors[name] = connector
+        self._set_connector_state(name, State.PAUSED if paused else State.RUNNING)
+        return True
+
+    def _set_connector_state(self, name: str, state: State, trace: str | None = None) -> None:
+        self.connector_states[name] = state
+        self.on_status(name, None, state, trace)
+
+    def _fail(self, name: str, exc: BaseException) -> None:
+        _log.error("connector %s failed", name, exc_info=exc)
+        self._set_connector_state(name, State.FAILED, "".join(traceback.format_exception(exc)))
+
+    def fail_connector(self, name: str, error: BaseException) -> None:
+        self._fail(name, error)
+        with self._lock:
+            connector = self.connectors.pop(name, None)
+        if connector is not None:
+            with contextlib.suppress(Exception):
+                connector.stop()
+
+    def task_configs(self, name: str, props: Mapping[str, str]) -> list[dict[str, str]]:
+        """Ask the running connector for its task configs (tasks.max enforced)."""
+        connector = self.connectors.get(name)
+        if connector is None:
+            return []
+        max_tasks = int(props.get("tasks.max", 1))
+        configs = [dict(c) for c in connector.task_configs(max_tasks)]
+        enforce = str(props.get("tasks.max.enforce", "true")).lower() != "false"
+        if enforce and len(configs) > max_tasks:
+            raise ConfigError(
+                "tasks.max",
+                max_tasks,
+                f"connector {name} generated {len(configs)} task configs, more than tasks.max",
+            )
+        task_class = connector.task_class()
+        for config in configs:
+            config.setdefault("task.class", f"{task_class.__module__}.{task_class.__qualname__}")
+        return configs
+
+    def stop_connector(self, name: str) -> None:
+        with self._lock:
+            connector = self.connectors.pop(name, None)
+        if connector is None:
+            return
+        try:
+            connector.stop()
+        except Exception:
+            _log.exception("connector %s failed to stop", name)
+
+    def pause_connector(self, name: str) -> None:
+        if name in self.connectors:
+            self._set_connector_state(name, State.PAUSED)
+        for (conn, _), task in list(self.tasks.items()):
+            if conn == name:
+                task.pause()
+
+    def resume_connector(self, name: str) -> None:
+        if name in self.connectors:
+            self._set_connector_state(name, State.RUNNING)
+        for (conn, _), task in list(self.tasks.items()):
+            if conn == name:
+                task.resume()
+
+    # ------------------------------------------------------------------ tasks
+
+    def start_task(
+        self,
+        name: str,
+        index: int,
+        connector_props: Mapping[str, str],
+        task_props: Mapping[str, str],
+        *,
+        paused: bool,
+    ) -> None:
+        self.stop_tasks([(name, index)])
+        try:
+            task = self._build_task(
+                name,
+                index,
+                self.providers.resolve(connector_props),
+                self.providers.resolve(task_props),
+                paused,
+            )
+        except Exception as exc:
+            _log.error("task %s-%d failed to start", name, index, exc_info=exc)
+            self.on_status(name, index, State.FAILED, "".join(traceback.format_exception(exc)))
+            return
+        with self._lock:
+            self.tasks[(name, index)] = task
+        task.start()
+
+    def _build_task(
+        self,
+        name: str,
+        index: int,
+        cprops: Mapping[str, str],
+        tprops: Mapping[str, str],
+        paused: bool,
+    ) -> WorkerTask:
+        connector_cls = self.connector_class(cprops)
+        sink = issubclass(connector_cls, SinkConnector)
+        parsed = (SINK_CONNECTOR_CONFIG if sink else SOURCE_CONNECTOR_CONFIG).parse(
+            {"name": name, **cprops}
+        )
+        task_class_name = tprops.get("task.class")
+        if task_class_name:
+            task_cls = self.plugins.resolve_task(task_class_name)
+        else:
+            connector = connector_cls()
+            task_cls = connector.task_class()
+        plugin = task_cls()
+        key_conv = self._converter("key", cprops, is_key=True)
+        value_conv = self._converter("value", cprops, is_key=False)
+        header_conv = self._header_converter(cprops)
+        transform = self._transform_chain(cprops)
+        policy = ErrorPolicy.from_parsed(parsed)
+
+        def on_status(conn: str, task: int, state: State, trace: str | None) -> None:
+            self.on_status(conn, task, state, trace)
+
+        interval = int(self.config.get("offset.flush.interval.ms", 60_000))
+
+        def on_topic(topic: str) -> None:
+            if self.on_topic is not None:
+                self.on_topic(name, topic, index)
+
+        if sink:
+            if not isinstance(plugin, SinkTask):
+                raise ConfigError(
+                    "connector.class",
+                    cprops.get("connector.class"),
+                    "a sink connector's task class must be a SinkTask",
+                )
+            dlq = None
+            if policy.dlq_topic:
+                dlq = DeadLetterQueueReporter(
+                    self.log,
+                    policy.dlq_topic,
+                    connector=name,
+                    task=index,
+                    context_headers=policy.dlq_context_headers,
+                )
+            errors = RetryWithTolerance(
+                policy, connector=name, task=index, reporters=[dlq] if dlq else []
+            )
+            topics = parsed["topics"]
+            regex = parsed["topics.regex"]
+            if not topics and not regex:
+                raise ConfigError("topics", "", "Must configure one of topics or topics.regex")
+            if topics and regex:
+                raise ConfigError(
+                    "topics.regex", regex, "topics and topics.regex are mutually exclusive"
+                )
+            return WorkerSinkTask(
+                name,
+                index,
+                plugin,
+                tprops,
+                log=self.log,
+                topics=topics,
+                topics_regex=regex,
+                key_converter=key_conv,
+                value_converter=value_conv,
+                header_converter=header_conv,
+                transform=transform,
+                errors=errors,
+                dlq=dlq,
+                offset_flush_interval_ms=interval,
+                on_status=on_status,
+                paused=paused,
+                on_topic=on_topic,
+            )
+        if not isinstance(plugin, SourceTask):
+            raise ConfigError(
+                "connector.class",
+                cprops.get("connector.class"),
+                "a source connector's task class must be a SourceTask",
+            )
+        errors = RetryWithTolerance(policy, connector=name, task=index)
+        return WorkerSourceTask(
+            name,
+            index,
+            plugin,
+            tprops,
+            log=self.log,
+            offsets=self.offsets,
+            key_converter=key_conv,
+            value_converter=value_conv,
+            header_converter=header_conv,
+            transform=transform,
+            errors=errors,
+            create_topic=self._topic_creator(cprops),
+            offset_flush_interval_ms=interval,
+            on_status=on_status,
+            paused=paused,
+            on_topic=on_topic,
+        )
+
+    def stop_tasks(self, ids: list[tuple[str, int]]) -> None:
+        """Stop tasks, waiting up to task.shutdown.graceful.timeout.ms for all of them."""
+        with self._lock:
+            tasks = [self.tasks.pop(i) for i in ids if i in self.tasks]
+        for task in tasks:
+            task.stop()
+        timeout = int(self.config.get("task.shutdown.graceful.timeout.ms", 5000)) / 1000
+        for task in tasks:
+            if not task.await_stop(timeout):
+                _log.error("task %s did not stop within %.1fs; abandoning it", task.name, timeout)
+
+    def connector_tasks(self, name: str) -> list[tuple[str, int]]:
+        with self._lock:
+            return sorted(i for i in self.tasks if i[0] == name)
+
+    def stop(self) -> None:
+        self.stop_tasks(list(self.tasks))
+        for name in list(self.connectors):
+            self.stop_connector(name)
+
+    # ------------------------------------------------------- building blocks
+
+    def _plugin_settings(self, prefix: str, props: Mapping[str, str]) -> tuple[str, dict]:
+        """(class name, settings): the connector's own when it names a class, else
+        the worker's; settings are the keys under `<prefix>.` with it removed."""
+        source: Mapping[str, Any] = props if props.get(prefix) else self.config
+        class_name = str(source.get(prefix))
+        start = len(prefix) + 1
+        settings = {k[start:]: v for k, v in source.items() if k.startswith(prefix + ".")}
+        return class_name, settings
+
+    def _converter(self, kind: str, props: Mapping[str, str], *, is_key: bool) -> Converter:
+        prefix = f"{kind}.converter"
+        class_name, settings = self._plugin_settings(prefix, props)
+        cls = self.plugins.resolve(PluginKind.CONVERTER, class_name, key=prefix)
+        converter = cls()
+        converter.configure(settings, is_key)
+        return converter
+
+    def _header_converter(self, props: Mapping[str, str]) -> HeaderConverter:
+        class_name, settings = self._plugin_settings("header.converter", props)
+        cls = self.plugins.resolve(PluginKind.HEADER_CONVERTER, class_name, key="header.converter")
+        converter = cls()
+        if isinstance(converter, HeaderConverter):
+            converter.configure(settings)
+        else:  # a value converter used for headers (e.g. JsonConverter), as Kafka allows
+            converter.configure(settings, False)
+            converter = _ConverterAsHeaderConverter(converter)
+        return converter
+
+    def _transform_chain(self, props: Mapping[str, str]) -> Callable | None:
+        if not str(props.get("transforms", "")).strip():
+            return None
+        from connect.transforms.chain import TransformChain
+
+        return TransformChain.from_config(props, self.plugins.resolve).apply
+
+    def _topic_creator(self, props: Mapping[str, str]) -> Callable[[str], None]:
+        """Create a source topic on first write: the first `topic.creation.groups`
+        group whose include/exclude patterns match, else `topic.creation.default.*`,
+        else the worker's `num.partitions`."""
+        enabled = bool(self.config.get("topic.creation.enable", True))
+        groups = [
+            g.strip() for g in str(props.get("topic.creation.groups", "")).split(",") if g.strip()
+        ]
+        default_partitions = int(self.config.get("num.partitions", 1))
+
+        def settings_of(group: str) -> tuple[int, dict[str, str]]:
+            prefix = f"topic.creation.{group}."
+            partitions = int(props.get(prefix + "partitions", -1) or -1)
+            configs = {
+                k[len(prefix) :]: v
+                for k, v in props.items()
+                if k.startswith(prefix) and k[len(prefix) :] in _TOPIC_KEYS
+            }
+            return (partitions if partitions > 0 else default_partitions), configs
+
+        def matches(group: str, topic: str) -> bool:
+            def patterns(key: str) -> list[str]:
+                raw = props.get(f"topic.creation.{group}.{key}", "")
+                return [p.strip() for p in str(raw).split(",") if p.strip()]
+
+            included = any(re.fullmatch(p, topic) for p in patterns("include"))
+            excluded = any(re.fullmatch(p, topic) for p in patterns("exclude"))
+            return included and not excluded
+
+        def create(topic: str) -> None:
+            if topic in self.log.list_topics(include_internal=True):
+                return
+            partitions, configs = default_partitions, {}
+            if enabled and "topic.creation.default.partitions" in props:
+                partitions, configs = settings_of("default")
+                for group in groups:
+                    if matches(group, topic):
+                        partitions, configs = settings_of(group)
+                        break
+            with contextlib.suppress(TopicExistsError):
+                self.log.create_topic(topic, partitions, config=configs)
+
+        return create
+
+
+class _ConverterAsHeaderConverter(HeaderConverter):
+    def __init__(self, converter: Converter) -> None:
+        self._converter = converter
+
+    def configure(self, configs: Mapping[str, Any]) -> None:
+        self._converter.configure(configs, False)
+
+    def from_connect_header(self, topic: str, key: str, schema: Any, value: Any) -> bytes | None:
+        return self._converter.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, key: str, data: bytes | None) -> Any:
+        return self._converter.to_connect_data(topic, data)
+
+    def close(self) -> None:
+        self._converter.close()

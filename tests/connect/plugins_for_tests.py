@@ -1,0 +1,122 @@
+"""Small plugins the runtime tests name by dotted path (test doubles shipped with the
+tests, the way httpx ships MockTransport)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from connect.api import (
+    OPTIONAL_STRING_SCHEMA,
+    ConfigDef,
+    ConfigType,
+    Converter,
+    DataError,
+    HeaderConverter,
+    Headers,
+    Schema,
+    SchemaAndValue,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
+
+
+class Utf8Converter(Converter, HeaderConverter):
+    """Strings as UTF-8; refuses bytes that are not valid UTF-8 (a DataError)."""
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
+        self.configs = dict(configs)
+
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None
+    ) -> bytes | None:
+        return None if value is None else str(value).encode()
+
+    def to_connect_data(
+        self, topic: str, data: bytes | None, headers: Headers | None = None
+    ) -> SchemaAndValue:
+        if data is None:
+            return SchemaAndValue(OPTIONAL_STRING_SCHEMA, None)
+        try:
+            return SchemaAndValue(OPTIONAL_STRING_SCHEMA, data.decode())
+        except UnicodeDecodeError as exc:
+            raise DataError(f"not UTF-8: {exc}") from exc
+
+    def from_connect_header(
+        self, topic: str, key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, key: str, data: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, data)
+
+
+class ListSink(SinkConnector):
+    """Collects what its tasks receive in a module-level list (tests read it)."""
+
+    RECEIVED: list[SinkRecord] = []
+    FAIL_ON: set[str] = set()
+
+    def config(self) -> ConfigDef:
+        return ConfigDef()
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type:
+        return ListSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props) for _ in range(max_tasks)]
+
+    def stop(self) -> None:
+        return None
+
+
+class ListSinkTask(SinkTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = props
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        for rec in records:
+            if rec.value in ListSink.FAIL_ON and self.context.errant_record_reporter:
+                self.context.errant_record_reporter.report(rec, ValueError("refused"))
+                continue
+            ListSink.RECEIVED.append(rec)
+
+    def stop(self) -> None:
+        return None
+
+
+class FailingSource(SourceConnector):
+    """A source whose task fails on its first poll (for FAILED states and restarts)."""
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define("topic", ConfigType.STRING, "failing")
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type:
+        return FailingSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        return None
+
+
+class FailingSourceTask(SourceTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = props
+
+    def poll(self) -> list[SourceRecord] | None:
+        raise RuntimeError("boom from poll")
+
+    def stop(self) -> None:
+        return None

@@ -1,0 +1,198 @@
+"""The standalone herder and worker in-process, on a real log and real files."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from connect.api import AlreadyExistsError, IllegalWorkerStateError, NotFoundError
+from connect.herder.api import BadRequestError
+from connect.herder.standalone import StandaloneHerder
+from connect.worker.config import WORKER_CONFIG
+from log import FileLog
+
+CONV = "tests.connect.plugins_for_tests.Utf8Converter"
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
+
+def worker_config(log_dir: Path, **extra: str) -> dict:
+    raw = {
+        "log.dir": str(log_dir),
+        "key.converter": CONV,
+        "value.converter": CONV,
+        "header.converter": CONV,
+        "offset.flush.interval.ms": "100",
+        **extra,
+    }
+    return {**raw, **WORKER_CONFIG.parse(raw)}
+
+
+@pytest.fixture
+def start_herder(tmp_path: Path):
+    started: list[tuple[StandaloneHerder, FileLog]] = []
+
+    def factory() -> StandaloneHerder:
+        log = FileLog(tmp_path / "log")
+        herder = StandaloneHerder(worker_config(tmp_path / "log"), log=log, worker_id="w1")
+        herder.start()
+        started.append((herder, log))
+        return herder
+
+    yield factory
+    for herder, log in started:
+        herder.stop()
+        log.close()
+
+
+def _lines(n: int, start: int = 0) -> str:
+    return "".join(f"line {i} é\n" for i in range(start, start + n))
+
+
+def test_file_to_file_pipeline_survives_a_clean_restart(start_herder, tmp_path: Path) -> None:
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text(_lines(3000))
+    herder = start_herder()
+    created, info = herder.put_connector_config(
+        "src",
+        {"connector.class": "FileStreamSource", "file": str(src), "topic": "lines"},
+        allow_replace=False,
+    )
+    assert created and info.type == "source" and info.tasks == [0]
+    herder.put_connector_config(
+        "sink",
+        {
+            "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+            "file": str(dst),
+            "topics": "lines",
+        },
+        allow_replace=False,
+    )
+    wait_until(lambda: dst.exists() and dst.read_text().count("\n") == 3000)
+    status = herder.connector_status("src")
+    assert status.state == "RUNNING" and [t.state for t in status.tasks] == ["RUNNING"]
+    herder.stop()
+    with src.open("a") as f:
+        f.write(_lines(2000, 3000))
+    again = start_herder()
+    wait_until(lambda: dst.read_text().count("\n") == 5000)
+    time.sleep(0.3)  # nothing more may arrive: a clean restart repeats nothing
+    assert dst.read_text() == src.read_text()
+    expected_source = [
+        {"partition": {"filename": str(src)}, "offset": {"position": src.stat().st_size}}
+    ]
+    wait_until(lambda: again.connector_offsets("src") == expected_source)
+    expected_sink = [
+        {
+            "partition": {"kafka_topic": "lines", "kafka_partition": 0},
+            "offset": {"kafka_offset": 5000},
+        }
+    ]
+    wait_until(lambda: again.connector_offsets("sink") == expected_sink)
+    assert again.connector_topics("src") == ["lines"]
+
+
+def test_lifecycle_pause_resume_stop_delete(start_herder, tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text(_lines(10))
+    herder = start_herder()
+    config = {"connector.class": "FileStreamSource", "file": str(src), "topic": "t"}
+    herder.put_connector_config("c", config, allow_replace=False)
+    with pytest.raises(AlreadyExistsError):
+        herder.put_connector_config("c", config, allow_replace=False)
+    herder.pause_connector("c")
+    wait_until(
+        lambda: (
+            herder.connector_status("c").state == "PAUSED"
+            and herder.connector_status("c").tasks[0].state == "PAUSED"
+        )
+    )
+    herder.stop()
+    again = start_herder()  # the pause survives a restart
+    wait_until(
+        lambda: (
+            again.connector_status("c").tasks
+            and again.connector_status("c").tasks[0].state == "PAUSED"
+        )
+    )
+    with pytest.raises(IllegalWorkerStateError, match="STOPPED"):
+        again.alter_connector_offsets(
+            "c", [{"partition": {"filename": str(src)}, "offset": {"position": 0}}]
+        )
+    again.stop_connector("c")
+    wait_until(lambda: again.connector_status("c").state == "STOPPED")
+    assert again.connector_status("c").tasks == [] and again.task_configs("c") == []
+    msg = again.alter_connector_offsets(
+        "c", [{"partition": {"filename": str(src)}, "offset": {"position": 0}}]
+    )
+    assert "altered successfully" in msg
+    assert again.connector_offsets("c")[0]["offset"] == {"position": 0}
+    again.resume_connector("c")
+    wait_until(
+        lambda: (
+            again.connector_status("c").state == "RUNNING"
+            and again.connector_status("c").tasks
+            and again.connector_status("c").tasks[0].state == "RUNNING"
+        )
+    )
+    again.delete_connector("c")
+    assert again.connectors() == []
+    with pytest.raises(NotFoundError):
+        again.connector_status("c")
+
+
+def test_failed_task_is_visible_and_restartable(start_herder) -> None:
+    herder = start_herder()
+    herder.put_connector_config(
+        "bad",
+        {"connector.class": "tests.connect.plugins_for_tests.FailingSource"},
+        allow_replace=False,
+    )
+    wait_until(
+        lambda: (
+            herder.connector_status("bad").tasks
+            and herder.connector_status("bad").tasks[0].state == "FAILED"
+        )
+    )
+    status = herder.connector_status("bad")
+    assert "boom from poll" in status.tasks[0].trace
+    assert status.state == "RUNNING"
+    planned = herder.restart_connector("bad", include_tasks=True, only_failed=True)
+    assert planned is not None and planned.state == "RUNNING"
+    assert planned.tasks[0].state == "RESTARTING"
+    wait_until(lambda: herder.connector_status("bad").tasks[0].state == "FAILED")
+    assert herder.restart_connector("bad") is None  # the plain restart: REST 204
+
+
+def test_invalid_configs_are_refused_naming_the_key(start_herder, tmp_path: Path) -> None:
+    herder = start_herder()
+    with pytest.raises(BadRequestError, match="topic"):
+        herder.put_connector_config(
+            "x", {"connector.class": "FileStreamSource"}, allow_replace=False
+        )
+    with pytest.raises(BadRequestError, match=r"tasks\.max"):
+        herder.put_connector_config(
+            "x",
+            {"connector.class": "FileStreamSource", "topic": "t", "tasks.max": "zero"},
+            allow_replace=False,
+        )
+    with pytest.raises(BadRequestError, match=r"could not be found|Failed to find"):
+        herder.put_connector_config("x", {"connector.class": "no.Such"}, allow_replace=False)
+    with pytest.raises(BadRequestError, match="topics"):
+        herder.put_connector_config("x", {"connector.class": "FileStreamSink"}, allow_replace=False)
+    infos = herder.validate_connector_config(
+        {"connector.class": "FileStreamSink", "topics": "a", "topics.regex": "b.*"}
+    )
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"]}
+    assert infos["error_count"] >= 2 and errors["topics.regex"]
+    assert herder.connectors() == []
