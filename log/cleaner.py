@@ -95,7 +95,10 @@ def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
         staged.mkdir()
         try:
             out = Segment(
-                staged, group[0].base_offset, index_interval_bytes=cfg.index_interval_bytes
+                staged,
+                group[0].base_offset,
+                index_interval_bytes=cfg.index_interval_bytes,
+                create=True,
             )
             removed += _rewrite(group, out, latest, horizon)
             bytes_after += out.size
@@ -149,5 +152,5 @@ def _rewrite(
             out.append(data, parse_header(data))
     if out.max_timestamp >= 0 and out.size:
         # Like a roll: a final time entry so the segment's max timestamp is known.
-        out.time_index.append(out.max_timestamp, out.index.last()[0])
+        out.time_index.append(out.max_timestamp, out.last_batch_base())
     return removed

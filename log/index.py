@@ -17,6 +17,12 @@ that batch, has a timestamp ≤ t; time entries are appended only when t grows, 
 they are sorted on both columns. Entries are written with one `write` each; a torn
 last entry (a crash mid-write) is dropped when the file is loaded.
 
+Sanity check (`check`, like Kafka's): done once when an index is loaded, never on a
+read. A missing file (a segment's index files are created with it), a size that is
+not a whole number of entries, entries that do not grow strictly on both columns, or
+entries out of the segment's bounds make the index untrusted; the segment then
+rebuilds it from its batches (see `log.segment`).
+
 Threads: one writer thread (under the partition's lock) appends; readers search the
 in-memory arrays, which only ever grow by whole entries (or are replaced whole).
 """
@@ -25,14 +31,34 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 from array import array
 from bisect import bisect_left, bisect_right
+from operator import lt
 from pathlib import Path
 
 __all__ = ["OffsetIndex", "TimeIndex"]
 
 _OFFSET_ENTRY = struct.Struct("<II")
 _TIME_ENTRY = struct.Struct("<qI")
+_LITTLE = sys.byteorder == "little"
+
+
+def _increasing(column: array) -> bool:
+    """Strictly increasing, in C-level passes (an index may hold 100k+ entries)."""
+    return all(map(lt, column, column[1:]))
+
+
+def _read(path: Path, entry_size: int) -> tuple[bytes, str | None]:
+    """The file's whole entries, and what is wrong with the file if anything."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return b"", "missing"
+    torn = len(data) % entry_size
+    if torn:
+        return data[: len(data) - torn], f"{torn} bytes of a torn last entry"
+    return data, None
 
 
 class OffsetIndex:
@@ -43,23 +69,43 @@ class OffsetIndex:
         self.base_offset = base_offset
         self.rel_offsets = array("I")
         self.positions = array("I")
+        self.problem: str | None = None
         self._fd = -1
 
     def load(self, *, repair: bool = True) -> None:
         """Read the file into memory, dropping a torn last entry (and, with
-        `repair`, cutting it from the file)."""
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            data = b""
-        usable = len(data) - len(data) % _OFFSET_ENTRY.size
-        rel, pos = array("I"), array("I")
-        for r, p in _OFFSET_ENTRY.iter_unpack(data[:usable]):
-            rel.append(r)
-            pos.append(p)
-        self.rel_offsets, self.positions = rel, pos
-        if usable != len(data) and repair:
+        `repair`, cutting it from the file). What was wrong with the file is kept
+        in `problem` for `check`."""
+        data, self.problem = _read(self.path, _OFFSET_ENTRY.size)
+        both = array("I")
+        both.frombytes(data)
+        if not _LITTLE:
+            both.byteswap()
+        self.rel_offsets, self.positions = both[0::2], both[1::2]
+        if self.problem is not None and self.problem != "missing" and repair:
             self.rewrite()
+
+    def check(self, *, max_rel: int | None = None, max_position: int | None = None) -> str | None:
+        """Why the loaded index cannot be trusted, or None (see the module docstring).
+        No entry is ever at position 0: a segment's first batch needs none."""
+        if self.problem is not None:
+            return f"{self.path.name}: {self.problem}"
+        rel, pos = self.rel_offsets, self.positions
+        if not rel:
+            return None
+        if not (_increasing(rel) and _increasing(pos)) or pos[0] == 0:
+            return f"{self.path.name}: entries out of order"
+        if max_rel is not None and rel[-1] > max_rel:
+            return f"{self.path.name}: an entry names an offset past the segment"
+        if max_position is not None and pos[-1] > max_position:
+            return f"{self.path.name}: an entry points past the data"
+        return None
+
+    def create(self) -> None:
+        """Create the empty file: a new segment's indexes exist from the start, so a
+        missing file later means a lost one."""
+        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644))
+        self.problem = None
 
     def open_for_append(self) -> None:
         if self._fd < 0:
@@ -115,6 +161,7 @@ class OffsetIndex:
             os.write(fd, data)
         finally:
             os.close(fd)
+        self.problem = None
 
     def sync(self) -> None:
         if self._fd >= 0:
@@ -134,21 +181,29 @@ class TimeIndex:
         self.base_offset = base_offset
         self.timestamps = array("q")
         self.rel_offsets = array("I")
+        self.problem: str | None = None
         self._fd = -1
 
     def load(self, *, repair: bool = True) -> None:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            data = b""
-        usable = len(data) - len(data) % _TIME_ENTRY.size
-        ts, rel = array("q"), array("I")
-        for t, r in _TIME_ENTRY.iter_unpack(data[:usable]):
-            ts.append(t)
-            rel.append(r)
-        self.timestamps, self.rel_offsets = ts, rel
-        if usable != len(data) and repair:
+        """As `OffsetIndex.load`."""
+        data, self.problem = _read(self.path, _TIME_ENTRY.size)
+        entries = list(zip(*_TIME_ENTRY.iter_unpack(data), strict=True))
+        ts, rel = entries if entries else ((), ())
+        self.timestamps, self.rel_offsets = array("q", ts), array("I", rel)
+        if self.problem is not None and self.problem != "missing" and repair:
             self.rewrite()
+
+    def check(self, *, max_rel: int | None = None) -> str | None:
+        """Why the loaded index cannot be trusted, or None (see the module docstring)."""
+        if self.problem is not None:
+            return f"{self.path.name}: {self.problem}"
+        if not self.rel_offsets:
+            return None
+        if not (_increasing(self.timestamps) and _increasing(self.rel_offsets)):
+            return f"{self.path.name}: entries out of order"
+        if max_rel is not None and self.rel_offsets[-1] > max_rel:
+            return f"{self.path.name}: an entry names an offset past the segment"
+        return None
 
     def append(self, max_timestamp: int, offset: int) -> None:
         rel = offset - self.base_offset
@@ -156,11 +211,18 @@ class TimeIndex:
             max_timestamp <= self.timestamps[-1] or rel <= self.rel_offsets[-1]
         ):
             return
-        if self._fd < 0:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.open_for_append()
         os.write(self._fd, _TIME_ENTRY.pack(max_timestamp, rel))
         self.timestamps.append(max_timestamp)
         self.rel_offsets.append(rel)
+
+    def create(self) -> None:
+        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644))
+        self.problem = None
+
+    def open_for_append(self) -> None:
+        if self._fd < 0:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def lookup(self, timestamp: int) -> int:
         """An offset from which scanning forward finds the first record with a
@@ -191,6 +253,7 @@ class TimeIndex:
             os.write(fd, data)
         finally:
             os.close(fd)
+        self.problem = None
 
     def sync(self) -> None:
         if self._fd >= 0:

@@ -12,10 +12,12 @@ Directory contents::
 Opening recovers (numbered as in the code):
   1. Finish or undo work in flight: `*.deleted` files are unlinked, `.cleaning/` is
      removed, `.swap/` is completed (see `swap_in`).
-  2. Segments wholly below the recovery point are trusted (their indexes loaded).
+  2. Segments wholly below the recovery point are trusted: their data is not
+     scanned, their indexes are sanity-checked and rebuilt when a check fails.
   3. Every segment from the one holding the recovery point on is validated from the
      recovery point's index position (or its last index entry), batch by batch;
-     the first bad batch is cut off together with any segment after it.
+     the first bad batch is cut off together with any segment after it. The last
+     segment was only ever appended to, so its offsets must run without gaps.
 
 Writers: appends from any thread or process serialise on a thread lock and the
 `.lock` flock. On taking the lock a writer first catches up with what other
@@ -32,15 +34,16 @@ import shutil
 import threading
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 
 from log.batch import HEADER_SIZE, BatchHeader, decode_records, encode_batch, parse_header
 from log.config import TopicConfig
-from log.errors import InvalidRecordError, OffsetOutOfRangeError
+from log.errors import CorruptRecordError, InvalidRecordError, OffsetOutOfRangeError
 from log.fsutil import FileLock, fsync_dir, read_text, write_atomic
 from log.records import Header, Record
-from log.segment import Segment
+from log.segment import ScannedBatch, Segment
 
 __all__ = ["Partition"]
 
@@ -103,7 +106,7 @@ class Partition:
             self._finish_swap()
         bases = self._list_bases()
         if not bases:
-            self._segments = (self._new_segment(0),)
+            self._segments = (self._new_segment(0, create=True),)
             self._note_dir()
             return
         recovery_point = self._read_recovery_point()
@@ -115,34 +118,25 @@ class Partition:
                 continue
             seg = self._new_segment(base)
             next_base = bases[i + 1] if i + 1 < len(bases) else None
-            last = next_base is None
-            if not last and next_base <= recovery_point:
+            if next_base is not None and next_base <= recovery_point:
                 # Step 2: wholly below the recovery point: trusted.
-                seg.index.load()
-                seg.time_index.load()
-                seg.size = seg.file_size()
-                seg.next_offset = next_base
-                seg.max_timestamp = self._closed_max_timestamp(seg)
+                seg.load_closed(next_base, write=True)
             else:
                 # Step 3: validate from the recovery point (or the last index entry).
-                seg.index.load()
-                start = seg.position_for(recovery_point) if recovery_point > base else 0
-                cut = seg.recover(from_position=start)
+                seg.contiguous = next_base is None
+                seg.offset_limit = next_base
+                cut = seg.recover(recovery_point=recovery_point)
                 self.recovered_bytes += cut
-                if cut and not last:
+                if next_base is not None and cut:
                     cut_rest = True  # nothing after a corrupt batch can be trusted
+                    seg.offset_limit = None  # it is the last segment now
+                elif next_base is not None:
+                    if seg.max_timestamp >= 0:  # the final time entry of its roll
+                        seg.time_index.append(seg.max_timestamp, seg.last_batch_base())
+                    seg.next_offset = next_base
             segments.append(seg)
         self._segments = tuple(segments)
         self._note_dir()
-
-    def _closed_max_timestamp(self, seg: Segment) -> int:
-        if seg.time_index.timestamps:
-            # Rolling appends a final entry, so the last one covers the whole segment.
-            return seg.time_index.timestamps[-1]
-        best = -1
-        for _buf, _pos, _fp, header in seg.batches(0):
-            best = max(best, header.max_timestamp)
-        return best
 
     def _list_bases(self) -> list[int]:
         return sorted(
@@ -151,8 +145,17 @@ class Partition:
             if name.endswith(".log") and len(name) == 24 and name[:20].isdigit()
         )
 
-    def _new_segment(self, base: int) -> Segment:
-        return Segment(self.directory, base, index_interval_bytes=self.config.index_interval_bytes)
+    def _new_segment(self, base: int, *, create: bool = False) -> Segment:
+        """A Segment object for `base`; `create` makes a new segment (its index files
+        too), which appends will fill without gaps."""
+        seg = Segment(
+            self.directory,
+            base,
+            index_interval_bytes=self.config.index_interval_bytes,
+            create=create,
+        )
+        seg.contiguous = create
+        return seg
 
     def _note_dir(self) -> None:
         self._dir_mtime = os.stat(self.directory).st_mtime_ns
@@ -227,16 +230,14 @@ class Partition:
                 seg = None
             if seg is None:
                 seg = self._new_segment(base)
-                seg.index.load()
-                seg.time_index.load()
                 if i + 1 < len(bases):
-                    seg.size = seg.file_size()
-                    seg.next_offset = bases[i + 1]
-                    seg.max_timestamp = self._closed_max_timestamp(seg)
-                elif writer:
-                    self.recovered_bytes += seg.recover()
+                    seg.load_closed(bases[i + 1], write=writer)
                 else:
-                    seg.load_for_reading()
+                    seg.contiguous = True  # the active segment: only ever appended to
+                    if writer:
+                        self.recovered_bytes += seg.recover()
+                    else:
+                        seg.load_for_reading()
             elif i + 1 < len(bases):
                 # It may have been the active segment when we last looked: take in
                 # what its writer added before rolling it.
@@ -351,22 +352,15 @@ class Partition:
         one at the next offset. Under the lock."""
         old = self._segments[-1]
         if old.max_timestamp >= 0:
-            last = self._last_batch_base(old)
-            old.time_index.append(old.max_timestamp, last)
+            old.time_index.append(old.max_timestamp, old.last_batch_base())
         old.sync_all()
-        new = self._new_segment(old.next_offset)
+        new = self._new_segment(old.next_offset, create=True)
         self._segments = (*self._segments, new)
         fsync_dir(self.directory)
         self._note_dir()
         self._write_recovery_point()
         self._note_dir()
         return new
-
-    def _last_batch_base(self, seg: Segment) -> int:
-        base = seg.index.last()[0]
-        for _buf, _pos, _fp, header in seg.batches(seg.index.last()[1]):
-            base = header.base_offset
-        return base
 
     def roll(self) -> None:
         """Roll now if the active segment holds anything (used by tests and tools)."""
@@ -446,9 +440,8 @@ class Partition:
                 i += 1
                 position = -1
                 continue
-            if position < 0:
-                position = seg.position_for(offset)
-            for buf, pos, file_pos, header in seg.batches(position):
+            batches = self._batches_from(seg, offset) if position < 0 else seg.batches(position)
+            for buf, pos, file_pos, header in batches:
                 if header.next_offset <= offset:
                     continue
                 if out and taken_bytes + header.size > max_bytes:
@@ -477,14 +470,50 @@ class Partition:
             break
         return out
 
+    def _batches_from(self, seg: Segment, offset: int) -> Iterator[ScannedBatch]:
+        """`seg`'s batches from its index entry at or before `offset`.
+
+        The entry is checked against the first batch read there, at no extra I/O:
+        when that is not the batch the entry names (the index is damaged, say an
+        entry points into the middle of a batch), the index is rebuilt and the
+        scan starts again, so good data is never reported corrupt. When it is the
+        named batch but fails its CRC, the data is damaged and the error stands."""
+        entry, position = seg.index.lookup(offset)
+        batches = seg.batches(position)
+        if position == 0:
+            return batches
+        try:
+            first = next(batches, None)
+        except CorruptRecordError:
+            if seg.batch_named(entry, position) is not None:
+                raise
+            first = None
+        if first is not None and first[3].base_offset == entry:
+            return chain((first,), batches)
+        self._rebuild_index(seg)
+        return seg.batches(seg.index.lookup(offset)[1])
+
+    def _rebuild_index(self, seg: Segment) -> None:
+        """Rebuild `seg`'s indexes from its data: on disk when the partition lock is
+        free to take at once (a reader never waits for a writer), else in memory."""
+        with self._lock:
+            if not self._flock.try_acquire():
+                seg.rebuild_indexes(closed=seg is not self._segments[-1], write=False)
+                return
+            try:
+                self._catch_up_writer()
+                segments = self._segments
+                seg.rebuild_indexes(closed=seg is not segments[-1], write=seg in segments)
+            finally:
+                self._flock.release()
+
     def offset_for_timestamp(self, timestamp: int) -> int | None:
         """The first offset whose record timestamp is ≥ `timestamp`, or None."""
         self._refresh_for_read()
         for seg in self._segments:
             if seg.max_timestamp < timestamp:
                 continue
-            start = seg.position_for(seg.time_index.lookup(timestamp))
-            for buf, pos, _fp, header in seg.batches(start):
+            for buf, pos, _fp, header in self._batches_from(seg, seg.time_index.lookup(timestamp)):
                 if header.max_timestamp < timestamp:
                     continue
                 for record in decode_records(buf, pos, header, self.topic, self.partition):

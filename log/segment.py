@@ -11,6 +11,21 @@ first batch that fails: a torn write or garbage after a crash. It returns how ma
 bytes it cut. Index entries that point past the cut, out of order, or at something
 that is not the batch they name are dropped and the index is rebuilt by the same scan.
 
+Offsets: batches of a segment written by appends (every segment the partition ever
+made active) are contiguous: the first starts at the segment's base offset and each
+next one where the previous ended. Such a segment is `contiguous`, and scanning it
+refuses any other base offset, which catches a flipped bit in a base offset (a field
+the CRC leaves out). Only a compacted segment has gaps; its offsets must still grow
+and stay below the next segment's base.
+
+Closed segments below the recovery point are not scanned on open: `load_closed`
+sanity-checks their indexes (the checks of `log.index`, plus: the last offset entry
+names a real batch, and every time entry but the last sits on an offset entry) and
+rebuilds them from the data when a check fails. An earlier entry that points into
+the middle of a batch passes those cheap checks; a read that starts at such an entry
+finds no batch there, and the reader rebuilds the index (`rebuild_indexes`) and
+starts again instead of failing on good data.
+
 Threads and processes: only the holder of the partition lock appends, truncates or
 recovers. Readers use `pread` on their own view of `size` (the end of the last
 complete batch they know of) and never see a partial batch; a reader in another
@@ -20,6 +35,7 @@ process learns of new batches with `catch_up`, which validates before it trusts.
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,10 +43,14 @@ from log.batch import HEADER_SIZE, LENGTH_FIELD_END, MAGIC, BatchHeader, parse_h
 from log.errors import CorruptRecordError
 from log.index import OffsetIndex, TimeIndex
 
-__all__ = ["Segment", "segment_name"]
+__all__ = ["ScannedBatch", "Segment", "segment_name"]
 
 _READ_CHUNK = 1 << 20
 _MIN_BATCH_LENGTH = HEADER_SIZE - LENGTH_FIELD_END
+
+
+# (buffer, position of the batch in the buffer, position in the file, header)
+ScannedBatch = tuple[bytes, int, int, BatchHeader]
 
 
 def segment_name(base_offset: int, suffix: str = ".log") -> str:
@@ -57,6 +77,7 @@ class Segment:
         *,
         index_interval_bytes: int = 4096,
         suffix: str = ".log",
+        create: bool = False,
     ) -> None:
         self.directory = directory
         self.base_offset = base_offset
@@ -66,7 +87,15 @@ class Segment:
             directory / segment_name(base_offset, ".timeindex"), base_offset
         )
         self.index_interval_bytes = index_interval_bytes
+        if create:  # a new segment: its (empty) indexes exist before its data file
+            self.index.create()
+            self.time_index.create()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        # Written by appends only (never compacted): offsets have no gaps. The
+        # partition says so for the segments it makes active.
+        self.contiguous = False
+        # Offsets at or past this belong to the next segment (None: no next one yet).
+        self.offset_limit: int | None = None
         self.size = 0  # end of the last complete, valid batch this object knows of
         self.next_offset = base_offset
         self.first_timestamp = -1  # first batch's first timestamp (for time-based roll)
@@ -84,7 +113,7 @@ class Segment:
 
     def _scan(
         self, start: int, limit: int, *, expected_next: int | None, check_crc: bool = True
-    ) -> Iterator[tuple[bytes, int, int, BatchHeader]]:
+    ) -> Iterator[ScannedBatch]:
         """Yield (buffer, position in buffer, file position, header) for each batch
         in [start, limit). Raises _Invalid at the first batch that does not check out."""
         file_pos = start
@@ -125,17 +154,22 @@ class Segment:
             raise _Invalid(position, "impossible batch length or record count")
         if header.last_offset_delta < header.record_count - 1:
             raise _Invalid(position, "last offset delta smaller than the record count")
-        if expected_next is not None and header.base_offset < expected_next:
-            raise _Invalid(
-                position,
-                f"offset {header.base_offset} goes backwards (expected {expected_next} or more)",
-            )
+        if expected_next is not None:
+            if header.base_offset < expected_next:
+                raise _Invalid(
+                    position,
+                    f"offset {header.base_offset} goes backwards (expected {expected_next})",
+                )
+            if header.base_offset != expected_next and self.contiguous:
+                raise _Invalid(
+                    position, f"offset {header.base_offset} leaves a gap after {expected_next}"
+                )
         if header.base_offset < self.base_offset:
             raise _Invalid(position, f"offset {header.base_offset} is below the segment base")
+        if self.offset_limit is not None and header.last_offset >= self.offset_limit:
+            raise _Invalid(position, f"offset {header.last_offset} belongs to the next segment")
 
-    def batches(
-        self, start: int, limit: int | None = None
-    ) -> Iterator[tuple[bytes, int, int, BatchHeader]]:
+    def batches(self, start: int, limit: int | None = None) -> Iterator[ScannedBatch]:
         """Committed batches from byte `start` up to this view's `size`; a batch
         that fails its checks raises CorruptRecordError with its position."""
         end = self.size if limit is None else limit
@@ -144,77 +178,100 @@ class Segment:
         except _Invalid as exc:
             raise CorruptRecordError(str(self.path), exc.position, exc.reason) from None
 
-    def position_for(self, offset: int) -> int:
-        """Byte position of a batch at or before the one holding `offset`."""
-        return self.index.lookup(offset)[1]
-
     # ----------------------------------------------------------------- recovery
 
-    def recover(self, *, from_position: int | None = None) -> int:
-        """Load the indexes, validate the data from a trusted position (the last
-        index entry by default, or `from_position`), truncate what fails, and
-        return the number of bytes cut. Called only under the partition lock."""
+    def recover(self, *, recovery_point: int | None = None) -> int:
+        """Load the indexes, validate the data from a trusted position, truncate what
+        fails, and return the number of bytes cut. Called only under the partition lock.
+
+        The trusted position is the last index entry that names a real batch or, with
+        `recovery_point`, the entry at or before it (what follows the recovery point
+        was never fsynced, so a crash may have damaged it anywhere). Indexes that fail
+        their sanity checks are dropped and rebuilt by the same scan, from the start."""
         self.index.load()
         self.time_index.load()
         file_size = self.file_size()
         start = self._trusted_start(file_size)
-        if from_position is not None and from_position < start:
-            start = self._restart_indexes_at(from_position)
+        if recovery_point is not None and start > 0:
+            offset, position = self.index.lookup(recovery_point)
+            if position < start:
+                named = position > 0 and self.batch_named(offset, position) is not None
+                start = self._restart_indexes_at(position if named else 0)
         truncated = self._scan_and_cut(start, file_size, writer=True)
         if self.size > 0 and self.first_timestamp < 0:
             self.first_timestamp = parse_header(os.pread(self._fd, HEADER_SIZE, 0)).first_timestamp
         return truncated
 
+    def batch_named(self, offset: int, position: int) -> BatchHeader | None:
+        """The header of the batch an index entry (offset, position) names, or None
+        when what is there is not that batch."""
+        raw = os.pread(self._fd, HEADER_SIZE, position)
+        if len(raw) < HEADER_SIZE:
+            return None
+        header = parse_header(raw)
+        if header.magic != MAGIC or header.base_offset != offset:
+            return None
+        return header
+
+    def _time_entries_match(self, *, closed: bool) -> bool:
+        """Every time entry sits on an offset entry (they are appended together),
+        except the final one a roll (or the cleaner) adds to a closed segment."""
+        rel = self.time_index.rel_offsets
+        if closed:
+            rel = rel[:-1]
+        return not rel or set(rel) <= set(self.index.rel_offsets)
+
     def _trusted_start(self, file_size: int) -> int:
-        """The last index entry that names a real batch, after dropping bad ones;
-        the whole index is rebuilt from 0 when it does not check out."""
-        idx = self.index
-        ok = all(
-            idx.positions[i] < idx.positions[i + 1] and idx.rel_offsets[i] < idx.rel_offsets[i + 1]
-            for i in range(len(idx.positions) - 1)
-        )
-        while ok and idx.positions and idx.positions[-1] + HEADER_SIZE > file_size:
+        """The last index entry that names a real batch, after dropping entries past
+        the data (written just before a batch the crash lost); the indexes are
+        rebuilt from 0 when they fail a sanity check."""
+        idx, tidx = self.index, self.time_index
+        if idx.check() is not None or tidx.check() is not None:
+            return self._restart_indexes_at(0)
+        while idx.positions and idx.positions[-1] + HEADER_SIZE > file_size:
             idx.drop_last()
-        if ok and idx.positions:
-            offset, position = idx.last()
-            try:
-                header = parse_header(os.pread(self._fd, HEADER_SIZE, position))
-                ok = header.magic == MAGIC and header.base_offset <= offset <= header.last_offset
-            except Exception:
-                ok = False
-        if not ok:
+        if not idx.positions:
             return self._restart_indexes_at(0)
         offset, position = idx.last()
+        tidx.truncate_to_offset(offset + 1)
+        header = self.batch_named(offset, position)
+        if (
+            header is None
+            or not self._time_entries_match(closed=False)
+            # The trusted batch's time entry is there (or an earlier one covers it).
+            or not tidx.timestamps
+            or tidx.timestamps[-1] < header.max_timestamp
+        ):
+            return self._restart_indexes_at(0)
         self._bytes_since_index = 0
-        # Time entries after the trusted batch are re-derived by the scan.
-        self.time_index.truncate_to_offset(offset + 1)
         self.size = position
-        if position == 0:
-            self.next_offset = self.base_offset
-        else:
-            header = parse_header(os.pread(self._fd, HEADER_SIZE, position))
-            self.next_offset = header.base_offset
-        self.max_timestamp = self.time_index.timestamps[-1] if self.time_index.timestamps else -1
+        self.next_offset = header.base_offset
+        self.max_timestamp = tidx.timestamps[-1]
         return position
 
     def _restart_indexes_at(self, position: int) -> int:
+        """Keep the index entries up to the batch at `position` (0: none) and make it
+        where the next scan starts."""
+        self._bytes_since_index = 0
         if position == 0:
             self.index.clear()
             self.time_index.clear()
             self.size, self.next_offset, self.max_timestamp = 0, self.base_offset, -1
             self.first_timestamp = -1
-            self._bytes_since_index = 0
             return 0
         self.index.truncate_to_position(position + 1)
         header = parse_header(os.pread(self._fd, HEADER_SIZE, position))
-        self.time_index.truncate_to_offset(header.base_offset)
+        # The entry at `position` keeps its time entry: the scan re-derives only
+        # the entries after it.
+        self.time_index.truncate_to_offset(header.base_offset + 1)
         self.size = position
         self.next_offset = header.base_offset
         self.max_timestamp = self.time_index.timestamps[-1] if self.time_index.timestamps else -1
         return position
 
     def _scan_and_cut(self, start: int, file_size: int, *, writer: bool) -> int:
-        expected = self.next_offset if start > 0 else None
+        # A contiguous segment's first batch starts at the segment's base offset.
+        expected = self.next_offset if start > 0 or self.contiguous else None
         position = start
         try:
             for _buf, _pos, file_pos, header in self._scan(
@@ -279,25 +336,121 @@ class Segment:
 
     def load_for_reading(self) -> None:
         """A reader's view of a segment another process may be writing: start at the
-        last index entry that names a real batch and scan forward. Changes no file."""
+        last index entry that names a real batch and scan forward. Changes no file;
+        indexes that fail their sanity checks are rebuilt in memory."""
         self.index.load(repair=False)
         self.time_index.load(repair=False)
         start = 0
-        if self.index.positions:
+        trusted = self.index.check() is None and self.time_index.check() is None
+        if trusted and self.index.positions:
             offset, position = self.index.last()
-            raw = os.pread(self._fd, HEADER_SIZE, position)
-            if len(raw) == HEADER_SIZE:
-                header = parse_header(raw)
-                if header.magic == MAGIC and header.base_offset <= offset <= header.last_offset:
-                    start = position
-                    self.next_offset = header.base_offset
-                    self.max_timestamp = (
-                        self.time_index.timestamps[-1] if self.time_index.timestamps else -1
-                    )
+            header = self.batch_named(offset, position)
+            if header is not None:
+                start = position
+                self.next_offset = header.base_offset
+                self.max_timestamp = (
+                    self.time_index.timestamps[-1] if self.time_index.timestamps else -1
+                )
         self.size = start
         self._scan_and_cut(start, self.file_size(), writer=False)
+        if not trusted:
+            self.rebuild_indexes(closed=False, write=False)
         if self.size > 0 and self.first_timestamp < 0:
             self.first_timestamp = parse_header(os.pread(self._fd, HEADER_SIZE, 0)).first_timestamp
+
+    # ------------------------------------------------------ closed segments
+
+    def load_closed(self, next_offset: int, *, write: bool) -> str | None:
+        """Open a closed segment (ending before `next_offset`, the next segment's
+        base) without scanning its data: load its indexes and sanity-check them, and
+        rebuild them when a check fails, on disk with `write` (the lock holder) or
+        in memory (a reader). Returns the check that failed, or None."""
+        self.index.load(repair=False)
+        self.time_index.load(repair=False)
+        self.size = self.file_size()
+        self.next_offset = self.offset_limit = next_offset
+        problem = self.index_problem()
+        if problem is not None:
+            self.rebuild_indexes(closed=True, write=write)
+        if self.time_index.timestamps:
+            # A roll appends a final entry, so the last one covers the whole segment.
+            self.max_timestamp = self.time_index.timestamps[-1]
+        else:
+            self.max_timestamp = max(
+                (header.max_timestamp for _b, _p, _fp, header in self.batches(0)), default=-1
+            )
+        return problem
+
+    def index_problem(self) -> str | None:
+        """Kafka's sanity check for a closed segment's indexes, plus a look at the
+        batch the last offset entry names: cheap, done once on load."""
+        idx, tidx = self.index, self.time_index
+        max_rel = self.next_offset - self.base_offset - 1
+        problem = idx.check(max_rel=max_rel, max_position=self.size - HEADER_SIZE) or tidx.check(
+            max_rel=max_rel
+        )
+        if problem is not None:
+            return problem
+        if idx.positions:
+            header = self.batch_named(*idx.last())
+            if header is None:
+                return f"{idx.path.name}: the last entry does not name a batch"
+            if not tidx.timestamps or tidx.timestamps[-1] < header.max_timestamp:
+                return f"{tidx.path.name}: entries missing"
+        if not self._time_entries_match(closed=True):
+            return f"{tidx.path.name}: entries that are not on offset entries"
+        return None
+
+    def rebuild_indexes(self, *, closed: bool, write: bool) -> None:
+        """Derive both indexes from the batches in [0, size) again, by the rule
+        `append` follows; a closed segment also gets the final time entry of its
+        roll. Only headers are read (no CRC): a damaged batch is reported by the read
+        that meets it, and the entries stop there. `write` replaces the files (only
+        the lock holder may); otherwise only this process's view changes."""
+        base = self.base_offset
+        rel, positions, stamps, time_rel = array("I"), array("I"), array("q"), array("I")
+        since = 0
+        max_ts = -1
+        last_base = base
+        try:
+            for _buf, _pos, position, header in self._scan(
+                0, self.size, expected_next=None, check_crc=False
+            ):
+                if position > 0 and since >= self.index_interval_bytes:
+                    rel.append(header.base_offset - base)
+                    positions.append(position)
+                    stamp = max(header.max_timestamp, max_ts)
+                    if not stamps or stamp > stamps[-1]:
+                        stamps.append(stamp)
+                        time_rel.append(header.base_offset - base)
+                    since = 0
+                since += header.size
+                max_ts = max(max_ts, header.max_timestamp)
+                last_base = header.base_offset
+        except _Invalid:
+            pass
+        # The final entry of a roll, appended under TimeIndex.append's rule.
+        if (
+            closed
+            and max_ts >= 0
+            and (not stamps or (max_ts > stamps[-1] and last_base - base > time_rel[-1]))
+        ):
+            stamps.append(max_ts)
+            time_rel.append(last_base - base)
+        self.index.rel_offsets, self.index.positions = rel, positions
+        self.time_index.timestamps, self.time_index.rel_offsets = stamps, time_rel
+        self.index.problem = self.time_index.problem = None
+        self._bytes_since_index = since
+        if write:
+            self.index.rewrite()
+            self.time_index.rewrite()
+
+    def last_batch_base(self) -> int:
+        """Base offset of the last batch (a scan from the last index entry)."""
+        base = self.index.last()[0]
+        for _buf, _pos, _fp, header in self.batches(self.index.last()[1]):
+            base = header.base_offset
+        return base
 
     # ------------------------------------------------------------------ writing
 
