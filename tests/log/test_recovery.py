@@ -17,6 +17,7 @@ import pytest
 from log import CorruptRecordError, FileLog, Record
 from log.batch import HEADER_SIZE, BatchHeader, parse_header
 from log.cleaner import clean_partition
+from log.fsutil import FileLock
 
 TOPIC = "t"
 
@@ -445,6 +446,52 @@ def test_index_entry_naming_the_wrong_offset_is_not_trusted(tmp_path, which) -> 
     with _open(copy, _Clock()) as log:
         _check_answers(log, records)
         assert index.read_bytes() == intact
+
+
+def test_a_reader_without_the_lock_rebuilds_the_index_in_memory_only(tmp_path) -> None:
+    """While another process holds the partition lock, the read that meets a bad
+    entry still gives right answers, and leaves the files to the lock holder."""
+    original, records = _index_log(tmp_path, _Clock())
+    segment = _segment_logs(_partition_dir(original))[1]
+    copy = _copy(original, tmp_path / "copy")
+    index = _partition_dir(copy) / segment.with_suffix(".index").name
+    _flip_bit(index, 4, 2)
+    damaged = index.read_bytes()
+    with _open(copy, _Clock()) as log:
+        log.partition(TOPIC, 0)  # opened (and recovered) before the lock is taken
+        holder = FileLock(_partition_dir(copy) / ".lock")
+        holder.acquire()
+        try:
+            _check_answers(log, records)
+            assert index.read_bytes() == damaged
+        finally:
+            holder.release()
+            holder.close()
+
+
+def test_a_base_offset_raised_into_the_next_segment_is_cut(tmp_path) -> None:
+    """Without a recovery point every segment is validated; a closed one (which may
+    be compacted, so gaps are allowed) still cannot hold the next segment's offsets:
+    the batch is cut there, with the segments after it."""
+    clock = _Clock()
+    log_dir = tmp_path / "log"
+    with _open(log_dir, clock) as log:
+        log.create_topic(TOPIC, 1, config={"segment.bytes": 2000})
+        _write_plain(log, clock, 30)
+        records = _read_all(log)
+    pdir = _partition_dir(log_dir)
+    (pdir / "recovery-point").unlink()  # as if the crash came before any was written
+    logs = _segment_logs(pdir)
+    assert len(logs) >= 3
+    position, header = _batches(logs[0])[-1]
+    next_base = int(logs[1].stem)
+    assert header.next_offset == next_base
+    _flip_bit(logs[0], position + 2, 0)  # the base offset grows by 65536
+    with _open(log_dir, clock) as log:
+        assert log.partition(TOPIC, 0).recovered_bytes == header.size
+        assert [p.name for p in _segment_logs(pdir)] == [logs[0].name]
+        assert _read_all(log) == [r for r in records if r.offset < header.base_offset]
+        assert log.latest_offset(TOPIC, 0) == header.base_offset
 
 
 def test_damaged_index_entry_at_the_recovery_point_cuts_nothing(tmp_path) -> None:
