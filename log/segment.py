@@ -376,9 +376,12 @@ class Segment:
             # A roll appends a final entry, so the last one covers the whole segment.
             self.max_timestamp = self.time_index.timestamps[-1]
         else:
-            self.max_timestamp = max(
-                (header.max_timestamp for _b, _p, _fp, header in self.batches(0)), default=-1
-            )
+            self.max_timestamp = -1
+            try:  # no entry: a small segment; a damaged batch is for its reader to report
+                for _buf, _pos, _fp, header in self._scan(0, self.size, expected_next=None):
+                    self.max_timestamp = max(self.max_timestamp, header.max_timestamp)
+            except _Invalid:
+                pass
         return problem
 
     def index_problem(self) -> str | None:
@@ -404,8 +407,8 @@ class Segment:
     def rebuild_indexes(self, *, closed: bool, write: bool) -> None:
         """Derive both indexes from the batches in [0, size) again, by the rule
         `append` follows; a closed segment also gets the final time entry of its
-        roll. Only headers are read (no CRC): a damaged batch is reported by the read
-        that meets it, and the entries stop there. `write` replaces the files (only
+        roll. A damaged batch ends the entries (a read that meets it reports it), so
+        every entry names a batch that checks out. `write` replaces the files (only
         the lock holder may); otherwise only this process's view changes."""
         base = self.base_offset
         rel, positions, stamps, time_rel = array("I"), array("I"), array("q"), array("I")
@@ -413,9 +416,7 @@ class Segment:
         max_ts = -1
         last_base = base
         try:
-            for _buf, _pos, position, header in self._scan(
-                0, self.size, expected_next=None, check_crc=False
-            ):
+            for _buf, _pos, position, header in self._scan(0, self.size, expected_next=None):
                 if position > 0 and since >= self.index_interval_bytes:
                     rel.append(header.base_offset - base)
                     positions.append(position)

@@ -782,3 +782,30 @@ def test_leftover_deleted_files_and_cleaning_dirs_are_removed(tmp_path) -> None:
             assert not path.exists(), path
         assert [p.name for p in _segment_logs(pdir)] == [p.name for p in logs]
         assert log.list_topics() == [TOPIC]
+
+
+def test_damaged_time_index_and_batch_of_a_closed_segment_still_open(tmp_path) -> None:
+    """Rebuilding a closed segment's indexes stops at a damaged batch; opening the
+    partition does not fail on it, and reads report it where it is."""
+    clock = _Clock()
+    original = tmp_path / "original"
+    with _open(original, clock) as log:
+        log.create_topic(TOPIC, 1, config={"segment.bytes": 2000})
+        _write_plain(log, clock, 30)
+        records = _read_all(log)
+    logs = _segment_logs(_partition_dir(original))
+    assert len(logs) >= 3
+    copy = _copy(original, tmp_path / "copy")
+    victim = _partition_dir(copy) / logs[1].name
+    _flip_bit(victim, 12, 1)  # the first batch's magic: no batch of it checks out
+    victim.with_suffix(".timeindex").unlink()
+    with _open(copy, clock) as log:
+        assert log.latest_offset(TOPIC, 0) == records[-1].offset + 1
+        with pytest.raises(CorruptRecordError) as info:
+            log.read(TOPIC, 0, int(logs[1].stem))
+        assert info.value.position == 0
+        after = int(logs[2].stem)
+        assert (
+            log.read(TOPIC, 0, after, max_records=3)
+            == [r for r in records if r.offset >= after][:3]
+        )
