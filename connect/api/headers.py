@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from connect.api.data import Schema
@@ -16,62 +16,54 @@ class Header(NamedTuple):
     schema: Schema | None = None
 
 
-class Headers:
+class Headers(list[Header]):
     """Mutable, ordered headers of one record (`ConnectHeaders` in Kafka). Records
-    share nothing: `copy()` before changing headers of a record you did not make."""
+    share nothing: `copy()` before changing headers of a record you did not make.
 
-    __slots__ = ("_items",)
+    A list of Header tuples underneath: every record carries a Headers object and most
+    are empty, so making one, testing it and iterating it must cost what a list costs
+    (these run once per record on the pipeline's hot path)."""
+
+    __slots__ = ()
 
     def __init__(self, items: Iterable[Header | tuple] = ()) -> None:
-        self._items: list[Header] = [h if isinstance(h, Header) else Header(*h) for h in items]
+        if items:
+            super().__init__(h if isinstance(h, Header) else Header(*h) for h in items)
 
     def add(self, key: str, value: Any, schema: Schema | None = None) -> Headers:
-        self._items.append(Header(key, value, schema))
+        self.append(Header(key, value, schema))
         return self
 
     def last(self, key: str) -> Header | None:
-        for header in reversed(self._items):
+        for header in reversed(self):
             if header.key == key:
                 return header
         return None
 
     def all(self, key: str) -> list[Header]:
-        return [h for h in self._items if h.key == key]
+        return [h for h in self if h.key == key]
 
-    def remove(self, key: str) -> Headers:
-        self._items = [h for h in self._items if h.key != key]
+    def remove(self, key: str) -> Headers:  # type: ignore[override]
+        """Drop every header named `key` (not list.remove: headers are found by key)."""
+        self[:] = [h for h in self if h.key != key]
         return self
 
     def retain_latest(self) -> Headers:
         seen: set[str] = set()
         kept = []
-        for header in reversed(self._items):
+        for header in reversed(self):
             if header.key not in seen:
                 seen.add(header.key)
                 kept.append(header)
-        self._items = kept[::-1]
+        self[:] = kept[::-1]
         return self
 
-    def clear(self) -> Headers:
-        self._items = []
+    def clear(self) -> Headers:  # type: ignore[override]
+        del self[:]
         return self
 
-    def copy(self) -> Headers:
-        return Headers(self._items)
-
-    def __iter__(self) -> Iterator[Header]:
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __bool__(self) -> bool:
-        return bool(self._items)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Headers):
-            return NotImplemented
-        return self._items == other._items
+    def copy(self) -> Headers:  # type: ignore[override]
+        return Headers(self)
 
     def __repr__(self) -> str:
-        return f"Headers({self._items!r})"
+        return f"Headers({list.__repr__(self)})"

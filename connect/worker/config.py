@@ -93,6 +93,18 @@ WORKER_CONFIG = (
         "How long to wait for tasks to stop cleanly.",
     )
     .define(
+        "task.isolation",
+        ConfigType.STRING,
+        "process",
+        one_of("process", "thread"),
+        Importance.MEDIUM,
+        "Where tasks run: 'process' gives each task a child process of its own, so tasks "
+        "use as many cores as the machine has (Python threads share one); 'thread' runs "
+        "them as threads of the worker (in-process plugins, fewer processes). Process "
+        "isolation needs the embedded log (log.dir); with bootstrap.servers tasks run as "
+        "threads.",
+    )
+    .define(
         "listeners",
         ConfigType.LIST,
         "http://127.0.0.1:8083",

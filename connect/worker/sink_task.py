@@ -36,6 +36,7 @@ from connect.api import (
     HeaderConverter,
     Headers,
     RetriableError,
+    SchemaAndValue,
     SinkRecord,
     SinkTask,
     SinkTaskContext,
@@ -50,6 +51,8 @@ from log.records import Record
 __all__ = ["WorkerSinkTask"]
 
 _log = logging.getLogger("connect.worker")
+#: A null key converts to null with every converter; records without keys skip it.
+_NULL = SchemaAndValue(None, None)
 
 Transform = Callable[[SinkRecord], SinkRecord | None]
 
@@ -211,9 +214,11 @@ class WorkerSinkTask(WorkerTask):
             records = self._convert_and_transform(raw)
             # Step 4
             self._put(records)
+            # One entry per partition, not per record (this runs on the hot path).
+            last = {(rec.topic, rec.partition): rec.offset for rec in raw}
             consumed = self._consumed
-            for rec in raw:
-                consumed[TopicPartition(rec.topic, rec.partition)] = rec.offset + 1
+            for (topic, partition), offset in last.items():
+                consumed[TopicPartition(topic, partition)] = offset + 1
         elif not self.consumer.assignment():
             self.plugin.put([])
         self._maybe_commit()
@@ -286,7 +291,11 @@ class WorkerSinkTask(WorkerTask):
 
     def _convert_topic(self, topic: str, raw: list[Record]) -> list[SinkRecord]:
         try:
-            keys = self._key_converter.to_connect_batch(topic, [r.key for r in raw])
+            raw_keys = [r.key for r in raw]
+            if raw_keys.count(None) == len(raw_keys):  # no keys: skip the converter
+                keys: list[SchemaAndValue] = [_NULL] * len(raw)
+            else:
+                keys = self._key_converter.to_connect_batch(topic, raw_keys)
             values = self._value_converter.to_connect_batch(topic, [r.value for r in raw])
             headers = [self._headers(topic, r) if r.headers else Headers() for r in raw]
         except Exception:

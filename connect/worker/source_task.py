@@ -188,17 +188,18 @@ class WorkerSourceTask(WorkerTask):
     ) -> list[tuple[int, bytes | None, bytes | None, list]]:
         """(index, key bytes, value bytes, headers) of the records that converted."""
         try:
-            if all(r.key is None and r.key_schema is None for r in recs):
-                keys: list[bytes | None] = [None] * len(recs)
+            key_values = [r.key for r in recs]
+            key_schemas = [r.key_schema for r in recs]
+            n = len(recs)
+            if key_values.count(None) == n and key_schemas.count(None) == n:
+                keys: list[bytes | None] = key_values  # no keys: skip the converter
             else:
-                keys = self._key_converter.from_connect_batch(
-                    topic, [r.key_schema for r in recs], [r.key for r in recs]
-                )
+                keys = self._key_converter.from_connect_batch(topic, key_schemas, key_values)
             values = self._value_converter.from_connect_batch(
                 topic, [r.value_schema for r in recs], [r.value for r in recs]
             )
-            headers = [self._headers(topic, r) if r.headers else [] for r in recs]
-            return [(i, keys[i], values[i], headers[i]) for i in range(len(recs))]
+            headers = [self._headers(topic, r) if r.headers else () for r in recs]
+            return list(zip(range(n), keys, values, headers, strict=True))
         except Exception:
             return self._convert_one_by_one(topic, recs)
 
@@ -261,41 +262,55 @@ class WorkerSourceTask(WorkerTask):
         converted = self._convert(topic, recs)
         count = self._partition_count(topic)
         self._round_robin = (self._round_robin + 1) % count
-        groups: dict[int, list[tuple]] = {}
-        for item in converted:
-            rec = recs[item[0]]
-            if rec.kafka_partition is not None:
-                p = rec.kafka_partition
-            elif item[1] is not None:
-                p = self._keys.partition(item[1], count)
-            else:
-                p = self._round_robin
-            groups.setdefault(p, []).append(item)
-        for p, items in groups.items():
-            keys = [it[1] for it in items]
-            has_keys = any(k is not None for k in keys)
-            stamps = [recs[it[0]].timestamp for it in items]
-            timestamps = None
-            if any(t is not None for t in stamps):
-                now = int(time.time() * 1000)
-                timestamps = [now if t is None else t for t in stamps]
-            headers = [it[3] for it in items]
-            offsets = self._log.append(
-                topic,
-                p,
-                [it[2] for it in items],
-                keys=keys if has_keys else None,
-                timestamps=timestamps,
-                headers=headers if any(headers) else None,
-            )
-            self._written.add((topic, p))
-            self.records_written += len(items)
-            if self._wants_commit_record:
-                for it, offset in zip(items, offsets, strict=True):
-                    ts = timestamps[0] if timestamps else 0
-                    self.plugin.commit_record(
-                        originals[it[0]], RecordMetadata(topic, p, offset, ts)
+        partitions = [r.kafka_partition for r in recs]
+        keys = [item[1] for item in converted]
+        if partitions.count(None) == len(recs) and keys.count(None) == len(keys):
+            # The common case (no keys, no partitions): one batch, no per-record routing.
+            groups: dict[int, list[tuple]] = {self._round_robin: converted}
+        else:
+            groups = {}
+            for item in converted:
+                p = partitions[item[0]]
+                if p is None:
+                    p = (
+                        self._keys.partition(item[1], count)
+                        if item[1] is not None
+                        else self._round_robin
                     )
+                groups.setdefault(p, []).append(item)
+        for p, items in groups.items():
+            self._append(topic, p, items, recs, originals)
+
+    def _append(
+        self,
+        topic: str,
+        p: int,
+        items: list[tuple],
+        recs: list[SourceRecord],
+        originals: list[SourceRecord],
+    ) -> None:
+        keys = [it[1] for it in items]
+        stamps = [recs[it[0]].timestamp for it in items]
+        timestamps = None
+        if stamps.count(None) != len(stamps):
+            now = int(time.time() * 1000)
+            timestamps = [now if t is None else t for t in stamps]
+        headers = [it[3] for it in items]
+        offsets = self._log.append(
+            topic,
+            p,
+            [it[2] for it in items],
+            keys=None if keys.count(None) == len(keys) else keys,
+            timestamps=timestamps,
+            headers=headers if any(headers) else None,
+        )
+        self._written.add((topic, p))
+        self.records_written += len(items)
+        if self._wants_commit_record:
+            now = int(time.time() * 1000)
+            for i, (it, offset) in enumerate(zip(items, offsets, strict=True)):
+                ts = timestamps[i] if timestamps else now
+                self.plugin.commit_record(originals[it[0]], RecordMetadata(topic, p, offset, ts))
 
     def _remember_offsets(self, records: list[SourceRecord]) -> None:
         last_partition: object = None

@@ -37,10 +37,11 @@ from connect.errors import (
 from connect.plugins import PluginKind, Plugins
 from connect.storage import OffsetStore, State
 from connect.worker.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
+from connect.worker.process_task import ProcessTask
 from connect.worker.sink_task import WorkerSinkTask
 from connect.worker.source_task import WorkerSourceTask
 from connect.worker.task_base import WorkerTask
-from log import Log, TopicConfig, TopicExistsError
+from log import FileLog, Log, TopicConfig, TopicExistsError
 
 __all__ = ["StatusCallback", "Worker"]
 
@@ -89,7 +90,7 @@ class Worker:
         self._lock = threading.RLock()
         self.connectors: dict[str, Connector] = {}
         self.connector_states: dict[str, State] = {}
-        self.tasks: dict[tuple[str, int], WorkerTask] = {}
+        self.tasks: dict[tuple[str, int], WorkerTask | ProcessTask] = {}
 
     # ------------------------------------------------------------- connectors
 
@@ -197,13 +198,15 @@ class Worker:
     ) -> None:
         self.stop_tasks([(name, index)])
         try:
-            task = self._build_task(
-                name,
-                index,
-                self.providers.resolve(connector_props),
-                self.providers.resolve(task_props),
-                paused,
-            )
+            cprops = self.providers.resolve(connector_props)
+            tprops = self.providers.resolve(task_props)
+            if self._isolated():
+                self.connector_class(cprops)  # an unknown class fails here, not in a child
+                task: WorkerTask | ProcessTask = self._process_task(
+                    name, index, cprops, tprops, paused
+                )
+            else:
+                task = self._build_task(name, index, cprops, tprops, paused)
         except Exception as exc:
             _log.error("task %s-%d failed to start", name, index, exc_info=exc)
             self.on_status(name, index, State.FAILED, "".join(traceback.format_exception(exc)))
@@ -211,6 +214,40 @@ class Worker:
         with self._lock:
             self.tasks[(name, index)] = task
         task.start()
+
+    def _isolated(self) -> bool:
+        return self.config.get("task.isolation", "thread") == "process" and isinstance(
+            self.log, FileLog
+        )
+
+    def _process_task(
+        self,
+        name: str,
+        index: int,
+        cprops: Mapping[str, str],
+        tprops: Mapping[str, str],
+        paused: bool,
+    ) -> ProcessTask:
+        assert isinstance(self.log, FileLog)
+
+        def on_topic(topic: str) -> None:
+            if self.on_topic is not None:
+                self.on_topic(name, topic, index)
+
+        spec = {
+            "connector": name,
+            "task": index,
+            "connector_props": dict(cprops),
+            "task_props": dict(tprops),
+            "paused": paused,
+            "log_dir": str(self.log.directory),
+            "worker_id": self.worker_id,
+            "worker_config": {
+                k: v for k, v in self.config.items() if isinstance(v, (str, int, float, bool))
+            },
+            "log_level": logging.getLogger().getEffectiveLevel(),
+        }
+        return ProcessTask(spec, on_status=self.on_status, on_topic=on_topic)
 
     def _build_task(
         self,

@@ -1,7 +1,9 @@
 """FileStreamSink: appends each record's value as a line to a file (or stdout).
 
 Kafka's configs (`file`, `topics`). A null value prints `null`, as Kafka's does;
-bytes values are written as they are, anything else as `str(value)`. `flush()` (called
+bytes values are written as they are, anything else as `str(value)`. Each `put()`
+goes to the OS in one write, so lines show up as soon as they are consumed (Kafka's
+sink writes through an unbuffered stream too). `flush()` (called
 before every offset commit) flushes and fsyncs the file, so a committed offset never
 points past lines a crash could lose; after a crash the lines since the last commit
 are written again (at-least-once, as in Kafka).
@@ -75,7 +77,7 @@ class FileStreamSinkTask(SinkTask):
     def start(self, props: Mapping[str, str]) -> None:
         self.filename: str | None = CONFIG.parse(props)["file"] or None
         self._out: IO[bytes] = (
-            open(self.filename, "ab", buffering=1 << 20)  # noqa: SIM115
+            open(self.filename, "ab", buffering=0)  # noqa: SIM115
             if self.filename
             else sys.stdout.buffer
         )
@@ -85,9 +87,15 @@ class FileStreamSinkTask(SinkTask):
             return
         values = [r.value for r in records]
         if all(type(v) is str for v in values):
-            self._out.write(("\n".join(values) + "\n").encode())  # the common case, in C
+            data = ("\n".join(values) + "\n").encode()  # the common case, in C
         else:
-            self._out.write(b"".join(map(_line, values)))
+            data = b"".join(map(_line, values))
+        view = memoryview(data)
+        while view:  # a raw write may be partial
+            written = self._out.write(view)
+            view = view[written or 0 :]
+        if not self.filename:
+            self._out.flush()
 
     def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
         self._out.flush()

@@ -114,6 +114,7 @@ def test_lifecycle_pause_resume_stop_delete(start_herder, tmp_path: Path) -> Non
     wait_until(
         lambda: (
             herder.connector_status("c").state == "PAUSED"
+            and herder.connector_status("c").tasks
             and herder.connector_status("c").tasks[0].state == "PAUSED"
         )
     )

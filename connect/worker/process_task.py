@@ -1,0 +1,243 @@
+"""A task in a child process of its own (`task.isolation=process`).
+
+Why: Python threads share one interpreter lock, so a worker running its tasks as
+threads uses one core however many it has; a source and a sink in one worker would
+take turns. A task in its own process runs on its own core. The embedded log is
+built for several processes (one flock-serialised writer per partition, lock-free
+readers, flock-based consumer groups), so a child opens the same log directory and
+needs nothing from the parent but its configuration.
+
+The protocol, over one duplex pipe (numbered as in the code):
+1. The parent spawns the child (the `spawn` start method: no fork of a threaded
+   process) with a spec: worker config, log directory, connector name, task index,
+   the connector and task configs with config providers already resolved, paused.
+2. The child opens the log (no maintenance thread: the parent runs retention and
+   compaction), builds the task exactly as a thread worker would, and runs it.
+3. The child sends ("status", state, trace) on every state change and ("topic",
+   topic) when the task first uses a topic; the parent hands them to the herder.
+4. The parent sends ("pause",), ("resume",) and ("stop",). On stop the child stops
+   the task cleanly (final offset commit), closes the log and exits.
+5. If the parent dies, the child sees the pipe close and stops cleanly the same way,
+   so nothing committed is lost and no orphan keeps running.
+6. If the child dies without a final state (killed, crashed), the parent reports
+   FAILED with the exit code, and the task stays failed until restarted, as any
+   failed task does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import signal
+import threading
+from collections.abc import Callable, Mapping
+from multiprocessing.connection import Connection
+from typing import Any
+
+from connect.storage import State
+
+__all__ = ["ProcessTask"]
+
+_log = logging.getLogger("connect.worker")
+
+#: (connector, task, state, trace) → None, as for thread tasks.
+StatusListener = Callable[[str, int, State, str | None], None]
+_FINAL = (State.UNASSIGNED, State.FAILED)
+
+
+class ProcessTask:
+    """The parent's handle on a task running in a child process; it offers what the
+    Worker uses of a thread task (start, pause, resume, stop, await_stop, state)."""
+
+    def __init__(
+        self,
+        spec: Mapping[str, Any],
+        *,
+        on_status: StatusListener,
+        on_topic: Callable[[str], None],
+    ) -> None:
+        self.connector: str = spec["connector"]
+        self.task_id: int = spec["task"]
+        self._spec = dict(spec)
+        self._on_status = on_status
+        self._on_topic = on_topic
+        self._paused = bool(spec.get("paused"))
+        self._send_lock = threading.Lock()
+        self._stop_requested = False
+        self.state = State.UNASSIGNED
+        self.trace: str | None = None
+        self.stopped = threading.Event()
+        self._conn: Connection | None = None
+        self._process: multiprocessing.process.BaseProcess | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.connector}-{self.task_id}"
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self) -> None:
+        # Step 1
+        ctx = multiprocessing.get_context("spawn")
+        parent_conn, child_conn = ctx.Pipe(duplex=True)
+        self._process = ctx.Process(
+            target=_child_main,
+            args=(child_conn, self._spec),
+            name=f"task-{self.name}",
+            daemon=True,
+        )
+        self._process.start()
+        child_conn.close()
+        self._conn = parent_conn
+        threading.Thread(target=self._listen, name=f"task-{self.name}-pipe", daemon=True).start()
+
+    def _listen(self) -> None:
+        # Step 3 (parent side) and step 6
+        assert self._conn is not None and self._process is not None
+        try:
+            while True:
+                message = self._conn.recv()
+                if message[0] == "status":
+                    self._report(State(message[1]), message[2])
+                elif message[0] == "topic":
+                    self._on_topic(message[1])
+        except (EOFError, OSError):
+            pass
+        self._process.join()
+        code = self._process.exitcode
+        if self.state not in _FINAL:
+            if self._stop_requested:
+                self._report(State.UNASSIGNED)
+            else:
+                self._report(
+                    State.FAILED,
+                    f"The process of task {self.name} exited unexpectedly (exit code {code}).",
+                )
+        with contextlib.suppress(OSError):
+            self._conn.close()
+        self.stopped.set()
+
+    def _report(self, state: State, trace: str | None) -> None:
+        self.state, self.trace = state, trace
+        try:
+            self._on_status(self.connector, self.task_id, state, trace)
+        except Exception:
+            _log.exception("could not record the status of task %s", self.name)
+
+    def _send(self, *message: object) -> None:
+        # Step 4 (parent side)
+        if self._conn is None:
+            return
+        with self._send_lock, contextlib.suppress(OSError, ValueError):
+            self._conn.send(message)
+
+    def pause(self) -> None:
+        self._paused = True
+        self._send("pause")
+
+    def resume(self) -> None:
+        self._paused = False
+        self._send("resume")
+
+    def stop(self) -> None:
+        self._stop_requested = True
+        self._send("stop")
+
+    def await_stop(self, timeout_s: float) -> bool:
+        """Wait for a clean stop; past the timeout the child is killed (a thread could
+        only be abandoned), and its uncommitted work is redone by the next run."""
+        if self.stopped.wait(timeout_s):
+            return True
+        if self._process is not None and self._process.is_alive():
+            _log.error("task %s did not stop within %.1fs; killing it", self.name, timeout_s)
+            self._process.kill()
+        return self.stopped.wait(5.0)
+
+
+class _IdentityProviders:
+    """Configs reach the child resolved; resolving again could change a secret that
+    happens to contain `${…}`."""
+
+    def resolve(self, props: Mapping[str, str]) -> dict[str, str]:
+        return dict(props)
+
+
+def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
+    """The child process (steps 2 to 5)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    logging.basicConfig(
+        level=spec.get("log_level", logging.INFO),
+        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
+    )
+    # Imported here: the parent imports this module without paying for these.
+    from connect.plugins import Plugins
+    from connect.storage import LogTable, OffsetStore
+    from connect.worker.worker import Worker
+    from log import FileLog
+
+    config = dict(spec["worker_config"])
+    name, index = spec["connector"], spec["task"]
+    send_lock = threading.Lock()
+
+    def send(*message: object) -> None:
+        with send_lock, contextlib.suppress(OSError, ValueError):
+            conn.send(message)
+
+    # Step 2
+    log = FileLog(spec["log_dir"], background=False)
+    offsets = OffsetStore(
+        LogTable(
+            log,
+            config["offset.storage.topic"],
+            partitions=int(config["offset.storage.partitions"]),
+        )
+    )
+    offsets.start()
+    worker = Worker(
+        {**config, "task.isolation": "thread"},
+        log=log,
+        plugins=Plugins(),
+        offsets=offsets,
+        providers=_IdentityProviders(),  # type: ignore[arg-type]
+        worker_id=spec["worker_id"],
+        # Step 3
+        on_status=lambda _c, _t, state, trace: send("status", state.value, trace),
+    )
+    worker.on_topic = lambda _c, topic, _t: send("topic", topic)
+    worker.start_task(
+        name, index, spec["connector_props"], spec["task_props"], paused=spec["paused"]
+    )
+    task = worker.tasks.get((name, index))
+    try:
+        if task is not None:
+            _serve(conn, task)
+    finally:
+        # Steps 4 and 5: a clean stop whatever ended the loop
+        worker.stop()
+        offsets.stop()
+        log.close()
+        conn.close()
+
+
+def _serve(conn: Connection, task: Any) -> None:
+    """Apply the parent's commands until it says stop, goes away, or the task ends."""
+    while not task.stopped.is_set():
+        try:
+            if not conn.poll(0.2):
+                continue
+            message = conn.recv()
+        except (EOFError, OSError):
+            return  # Step 5: the parent is gone
+        if message[0] == "pause":
+            task.pause()
+        elif message[0] == "resume":
+            task.resume()
+        elif message[0] == "stop":
+            return
