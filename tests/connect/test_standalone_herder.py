@@ -197,3 +197,37 @@ def test_invalid_configs_are_refused_naming_the_key(start_herder, tmp_path: Path
     errors = {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"]}
     assert infos["error_count"] >= 2 and errors["topics.regex"]
     assert herder.connectors() == []
+
+
+def test_source_topics_are_created_per_topic_creation_groups(start_herder, tmp_path: Path) -> None:
+    herder = start_herder()
+    cases = {
+        # connector: (topic, extra config, expected partitions, expected cleanup policy)
+        "hot": ("hot-lines", {}, 5, "compact"),
+        "cold": ("cold-lines", {}, 3, "delete"),
+        "plain": ("plain-lines", {"topic.creation.default.partitions": None}, 1, "delete"),
+    }
+    for name, (topic, extra, _partitions, _policy) in cases.items():
+        src = tmp_path / f"{name}.txt"
+        src.write_text(_lines(5))
+        config = {
+            "connector.class": "FileStreamSource",
+            "file": str(src),
+            "topic": topic,
+            "topic.creation.default.partitions": "3",
+            "topic.creation.default.replication.factor": "-1",
+            "topic.creation.groups": "hot",
+            "topic.creation.hot.include": "hot-.*",
+            "topic.creation.hot.partitions": "5",
+            "topic.creation.hot.cleanup.policy": "compact",
+            **extra,
+        }
+        herder.put_connector_config(
+            name, {k: v for k, v in config.items() if v is not None}, allow_replace=False
+        )
+    log = herder.log
+    for name, (topic, _extra, partitions, policy) in cases.items():
+        wait_until(lambda topic=topic: topic in log.list_topics())
+        assert log.partition_count(topic) == partitions, name
+        assert log.topic_config(topic).cleanup_policy == policy, name
+        wait_until(lambda name=name, topic=topic: herder.connector_topics(name) == [topic])
