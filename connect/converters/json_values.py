@@ -1,0 +1,645 @@
+"""Connect values ⇄ JSON values, as Kafka's JsonConverter writes and reads payloads.
+
+Encoders turn a Connect value into a Python value that orjson serialises to the bytes
+Kafka writes; decoders turn a parsed JSON value back into a Connect value. Both are
+*compiled* once per schema into closures, because the per-record Python cost is the
+limit: a string schema costs one type check per record, not a walk of the schema.
+
+The JSON forms, per schema type (Kafka's, so existing topics read unchanged):
+
+| schema                 | JSON                                                          |
+| int8 … int64           | number                                                        |
+| float, double          | number; Java's `Double.toString` form (`1.0E10`, `1.0E-4`);   |
+|                        | NaN and ±Infinity as the strings Jackson writes               |
+| boolean, string        | true/false, string                                            |
+| bytes                  | base64 string (standard alphabet, padded)                     |
+| array                  | array                                                         |
+| map, string keys       | object                                                        |
+| map, other keys        | array of `[key, value]` pairs                                 |
+| struct                 | object in field order                                         |
+| Decimal                | base64 of the unscaled two's-complement bytes, or a number    |
+|                        | (`decimal.format=NUMERIC`) in BigDecimal.toString form         |
+| Date / Time / Timestamp| int days since epoch / int ms since midnight / long ms epoch  |
+
+A null value becomes the schema's default (when `replace.null.with.default`), else
+null if the schema is optional, else an error. Errors are `SchemaError`s whose message
+says where in the value the problem is; the converter adds the topic.
+
+Without a schema (schemaless), values are encoded by their Python type the way Kafka
+infers a schema from a Java class; a type Kafka has no schema type for (datetime,
+Decimal, …) is an error. Schemaless floats are written by orjson, which agrees with
+Java for magnitudes in [1e-3, 1e7) and writes other magnitudes without Java's `E`
+notation (the number is the same; only schema-driven payloads match Java there).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as _dt
+import decimal as _decimal
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from connect.api.data import Schema, Struct, Type
+from connect.api.errors import DataError, SchemaError
+from connect.api.logical import Date, Decimal, Time, Timestamp
+
+__all__ = [
+    "OWNED",
+    "Decoder",
+    "Encoder",
+    "NeedsExactDecimal",
+    "compile_decoder",
+    "compile_encoder",
+    "dumps_schemaless",
+    "encode_schemaless",
+    "java_double",
+    "make_struct",
+]
+
+Encoder = Callable[[Any], Any]
+Decoder = Callable[[Any], Any]
+
+_INT_RANGES = {
+    Type.INT8: (-(2**7), 2**7 - 1),
+    Type.INT16: (-(2**15), 2**15 - 1),
+    Type.INT32: (-(2**31), 2**31 - 1),
+    Type.INT64: (-(2**63), 2**63 - 1),
+}
+_NON_FINITE_OUT = {
+    math.inf: orjson.Fragment(b'"Infinity"'),
+    -math.inf: orjson.Fragment(b'"-Infinity"'),
+}
+_NON_FINITE_IN = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_NAN_OUT = orjson.Fragment(b'"NaN"')
+
+
+class NeedsExactDecimal(Exception):
+    """A NUMERIC Decimal arrived as a binary float: the converter re-parses the
+    message with exact decimals (rare, so the common path stays on orjson)."""
+
+
+# ------------------------------------------------------------------ formatting
+
+
+def java_double(x: float) -> str:
+    """`x` as Java's `Double.toString` writes it (what Jackson puts in JSON):
+    plain for 1e-3 ≤ |x| < 1e7, else `d.dddE±n` with the shortest digits."""
+    if x == 0.0 or 1e-3 <= abs(x) < 1e7:
+        text = repr(x)
+        return text if "e" not in text else format(x, "f")
+    sign, digits, exponent = _decimal.Decimal(repr(x)).as_tuple()
+    assert isinstance(exponent, int)
+    ds = list(digits)
+    while len(ds) > 1 and ds[-1] == 0:
+        ds.pop()
+        exponent += 1
+    power = exponent + len(ds) - 1
+    mantissa = f"{ds[0]}." + ("".join(map(str, ds[1:])) or "0")
+    return ("-" if sign else "") + f"{mantissa}E{power}"
+
+
+def _float_out(x: float) -> Any:
+    """A float as orjson should write it to match Java: itself when orjson's text
+    already agrees, else a pre-rendered fragment."""
+    if x == 0.0 or 1e-3 <= abs(x) < 1e7:
+        return x
+    if x != x:
+        return _NAN_OUT
+    fragment = _NON_FINITE_OUT.get(x)
+    if fragment is not None:
+        return fragment
+    return orjson.Fragment(java_double(x).encode("ascii"))
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def _fail(where: str, message: str) -> SchemaError:
+    return SchemaError(f"{where}: {message}" if where else message)
+
+
+def make_struct(schema: Schema, values: list[Any]) -> Struct:
+    """A Struct from already-checked field values, in field order. Decoders check each
+    value against its field schema, so `Struct.put`'s second validation is skipped on
+    this hot path (it would double the cost of reading a struct)."""
+    struct = Struct.__new__(Struct)
+    struct.schema = schema
+    struct._values = values
+    return struct
+
+
+# -------------------------------------------------------------------- encoders
+
+
+def compile_encoder(
+    schema: Schema, *, numeric_decimals: bool = False, replace_null: bool = True, where: str = ""
+) -> Encoder:
+    """A function from a Connect value of `schema` to its JSON-ready form."""
+    inner = _encoder(schema, numeric_decimals, replace_null, where)
+    null_out: Any = None
+    null_error: str | None = None
+    if schema.default is not None and replace_null:
+        null_out = inner(schema.default)
+    elif not schema.optional:
+        null_error = f"null value for a required {schema.type} with no default value"
+    if null_error is None:
+
+        def encode(value: Any) -> Any:
+            return null_out if value is None else inner(value)
+
+    else:
+        message = null_error
+
+        def encode(value: Any) -> Any:
+            if value is None:
+                raise _fail(where, message)
+            return inner(value)
+
+    encode.passthrough = getattr(inner, "passthrough", None)  # type: ignore[attr-defined]
+    return encode
+
+
+def _encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    name = schema.name
+    if name == Decimal.LOGICAL_NAME:
+        return _decimal_encoder(schema, numeric, where)
+    if name == Date.LOGICAL_NAME:
+        return _temporal_encoder(
+            schema,
+            lambda v: (
+                type(v) is _dt.date or (isinstance(v, _dt.date) and not isinstance(v, _dt.datetime))
+            ),
+            Date.from_logical,
+            "date",
+            where,
+        )
+    if name == Time.LOGICAL_NAME:
+        return _temporal_encoder(
+            schema, lambda v: isinstance(v, _dt.time), Time.from_logical, "time", where
+        )
+    if name == Timestamp.LOGICAL_NAME:
+        return _temporal_encoder(
+            schema,
+            lambda v: isinstance(v, _dt.datetime),
+            Timestamp.from_logical,
+            "datetime",
+            where,
+        )
+    t = schema.type
+    if t in _INT_RANGES:
+        low, high = _INT_RANGES[t]
+
+        def enc_int(value: Any) -> Any:
+            if type(value) is not int:
+                if not isinstance(value, int) or isinstance(value, bool):
+                    raise _fail(where, f"{t} expects an int, got {_kind(value)}")
+                value = int(value)
+            if low <= value <= high:
+                return value
+            raise _fail(where, f"{value} is out of range for {t}")
+
+        return enc_int
+    if t in (Type.FLOAT32, Type.FLOAT64):
+
+        def enc_float(value: Any) -> Any:
+            if type(value) is not float:
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    raise _fail(where, f"{t} expects a float, got {_kind(value)}")
+                value = float(value)
+            if value == 0.0 or 1e-3 <= abs(value) < 1e7:
+                return value
+            return _float_out(value)
+
+        return enc_float
+    if t is Type.BOOLEAN:
+
+        def enc_bool(value: Any) -> Any:
+            if value is True or value is False:
+                return value
+            raise _fail(where, f"boolean expects a bool, got {_kind(value)}")
+
+        enc_bool.passthrough = bool  # type: ignore[attr-defined]
+        return enc_bool
+    if t is Type.STRING:
+
+        def enc_str(value: Any) -> Any:
+            if type(value) is str:
+                return value
+            if isinstance(value, str):
+                return str(value)
+            raise _fail(where, f"string expects a str, got {_kind(value)}")
+
+        enc_str.passthrough = str  # type: ignore[attr-defined]
+        return enc_str
+    if t is Type.BYTES:
+
+        def enc_bytes(value: Any) -> Any:
+            if isinstance(value, (bytes, bytearray, memoryview)):
+                return base64.b64encode(value).decode("ascii")
+            raise _fail(where, f"bytes expects bytes, got {_kind(value)}")
+
+        return enc_bytes
+    if t is Type.ARRAY:
+        assert schema.value_schema is not None
+        item = compile_encoder(
+            schema.value_schema,
+            numeric_decimals=numeric,
+            replace_null=replace_null,
+            where=f"{where}[]",
+        )
+
+        def enc_array(value: Any) -> Any:
+            if isinstance(value, (list, tuple)):
+                return [item(v) for v in value]
+            raise _fail(where, f"array expects a list, got {_kind(value)}")
+
+        return enc_array
+    if t is Type.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        key = compile_encoder(
+            schema.key_schema,
+            numeric_decimals=numeric,
+            replace_null=replace_null,
+            where=f"{where} key",
+        )
+        val = compile_encoder(
+            schema.value_schema,
+            numeric_decimals=numeric,
+            replace_null=replace_null,
+            where=f"{where}{{}}",
+        )
+        if schema.key_schema.type is Type.STRING:
+
+            def enc_object(value: Any) -> Any:
+                if isinstance(value, Mapping):
+                    return {key(k): val(v) for k, v in value.items()}
+                raise _fail(where, f"map expects a dict, got {_kind(value)}")
+
+            return enc_object
+
+        def enc_pairs(value: Any) -> Any:
+            if isinstance(value, Mapping):
+                return [[key(k), val(v)] for k, v in value.items()]
+            raise _fail(where, f"map expects a dict, got {_kind(value)}")
+
+        return enc_pairs
+    if t is Type.STRUCT:
+        fields = [
+            (
+                f.name,
+                f.index,
+                compile_encoder(
+                    f.schema,
+                    numeric_decimals=numeric,
+                    replace_null=replace_null,
+                    where=f"{where}.{f.name}" if where else f.name,
+                ),
+            )
+            for f in schema.fields
+        ]
+
+        def enc_struct(value: Any) -> Any:
+            if type(value) is not Struct:
+                if isinstance(value, Struct):
+                    pass
+                else:
+                    raise _fail(where, f"struct expects a Struct, got {_kind(value)}")
+            if value.schema is not schema and value.schema != schema:
+                raise _fail(where, f"mismatching struct schema: {value.schema!r} vs {schema!r}")
+            # Struct keeps its field values in field order; reading the list directly
+            # avoids a by-name lookup per field on the hot path.
+            values = value._values
+            return {n: e(values[i]) for n, i, e in fields}
+
+        return enc_struct
+    raise SchemaError(f"unsupported schema type {t}")
+
+
+def _decimal_encoder(schema: Schema, numeric: bool, where: str) -> Encoder:
+    Decimal.scale(schema)  # a bad scale parameter fails when the schema is first used
+
+    def enc_decimal(value: Any) -> Any:
+        if not isinstance(value, _decimal.Decimal):
+            raise _fail(where, f"Decimal expects a decimal.Decimal, got {_kind(value)}")
+        try:
+            raw = Decimal.from_logical(schema, value)
+        except DataError as exc:
+            raise _fail(where, str(exc)) from None
+        if numeric:
+            exact = Decimal.to_logical(schema, raw)
+            return orjson.Fragment(str(exact).encode("ascii"))
+        return base64.b64encode(raw).decode("ascii")
+
+    return enc_decimal
+
+
+def _temporal_encoder(
+    schema: Schema,
+    accepts: Callable[[Any], bool],
+    to_int: Callable[[Schema, Any], int],
+    expected: str,
+    where: str,
+) -> Encoder:
+    def enc_temporal(value: Any) -> Any:
+        if not accepts(value):
+            raise _fail(where, f"{schema.name} expects a {expected}, got {_kind(value)}")
+        return to_int(schema, value)
+
+    return enc_temporal
+
+
+# ------------------------------------------------------------ schemaless encode
+
+
+def _schemaless_default(value: Any) -> Any:
+    """orjson's fallback for the types it does not write itself."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, Struct):
+        return compile_encoder(value.schema)(value)
+    raise TypeError(f"Python type {_kind(value)} does not have a corresponding schema type")
+
+
+_SCHEMALESS_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+#: An option that makes orjson add a newline, which callers slice off: the slice is a
+#: small exact-size copy, while orjson's own result keeps a large allocation alive
+#: (keeping 10,000 of those costs 15 times as much as making them).
+OWNED = orjson.OPT_APPEND_NEWLINE
+
+
+def dumps_schemaless(value: Any) -> bytes:
+    """orjson with the schemaless options, for batch paths: raises TypeError where
+    `encode_schemaless` would take its slow walk. The result ends with a newline."""
+    return orjson.dumps(value, default=_schemaless_default, option=_SCHEMALESS_OPTIONS | OWNED)
+
+
+def encode_schemaless(value: Any) -> bytes:
+    """JSON bytes of a value without a schema (Kafka infers the type from the value).
+
+    orjson writes the common shapes in one C call; when it cannot (a map with
+    non-string keys, an int beyond 64 bits, an unsupported type) the slow walk below
+    produces Kafka's form or the error."""
+    try:
+        return orjson.dumps(value, default=_schemaless_default, option=_SCHEMALESS_OPTIONS | OWNED)[
+            :-1
+        ]
+    except TypeError:
+        pass
+    return orjson.dumps(_walk_schemaless(value, ""), option=_SCHEMALESS_OPTIONS | OWNED)[:-1]
+
+
+def _walk_schemaless(value: Any, where: str) -> Any:
+    if value is None or isinstance(value, (bool, str)):
+        return value if type(value) in (bool, str) or value is None else str(value)
+    if isinstance(value, int):
+        if not -(2**63) <= value < 2**63:
+            raise _fail(where, f"{value} is out of range for int64")
+        return int(value)
+    if isinstance(value, float):
+        return _float_out(float(value))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, (list, tuple)):
+        return [_walk_schemaless(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        if all(type(k) is str for k in value):
+            return {k: _walk_schemaless(v, f"{where}[{k!r}]") for k, v in value.items()}
+        return [
+            [_walk_schemaless(k, f"{where} key"), _walk_schemaless(v, f"{where}[{k!r}]")]
+            for k, v in value.items()
+        ]
+    if isinstance(value, Struct):
+        return compile_encoder(value.schema, where=where)(value)
+    raise _fail(where, f"Python type {_kind(value)} does not have a corresponding schema type")
+
+
+# -------------------------------------------------------------------- decoders
+
+
+def compile_decoder(schema: Schema, *, replace_null: bool = True, where: str = "") -> Decoder:
+    """A function from a parsed JSON value to the Connect value of `schema`."""
+    inner = _decoder(schema, replace_null, where)
+    if schema.default is not None and replace_null:
+        null_out = schema.default
+    elif schema.optional:
+        null_out = None
+    else:
+        message = f"invalid null value for a required {schema.type} field"
+
+        def decode_required(value: Any) -> Any:
+            if value is None:
+                raise _fail(where, message)
+            return inner(value)
+
+        decode_required.passthrough = getattr(inner, "passthrough", None)  # type: ignore[attr-defined]
+        return decode_required
+
+    def decode(value: Any) -> Any:
+        return null_out if value is None else inner(value)
+
+    decode.passthrough = None  # type: ignore[attr-defined]  # null must be replaced
+    if null_out is None:
+        decode.passthrough = getattr(inner, "passthrough", None)  # type: ignore[attr-defined]
+    return decode
+
+
+def _decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    name = schema.name
+    if name == Decimal.LOGICAL_NAME:
+        return _decimal_decoder(schema, where)
+    if name in (Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME):
+        logical = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time}.get(name, Timestamp)
+        low, high = _INT_RANGES[Type.INT64 if logical is Timestamp else Type.INT32]
+
+        def dec_temporal(value: Any) -> Any:
+            if type(value) is not int or not low <= value <= high:
+                raise _fail(
+                    where,
+                    f"invalid value for {name}: the representation should be an integer "
+                    f"but was {_kind(value)}",
+                )
+            try:
+                return logical.to_logical(schema, value)
+            except (DataError, OverflowError) as exc:
+                raise _fail(where, f"{value} is not a valid {name}: {exc}") from None
+
+        return dec_temporal
+    t = schema.type
+    if t in _INT_RANGES:
+        low, high = _INT_RANGES[t]
+
+        def dec_int(value: Any) -> Any:
+            if type(value) is int and low <= value <= high:
+                return value
+            if type(value) is int:
+                raise _fail(where, f"{value} is out of range for {t}")
+            raise _fail(where, f"{t} expects an integer, got {_json_kind(value)}")
+
+        return dec_int
+    if t in (Type.FLOAT32, Type.FLOAT64):
+
+        def dec_float(value: Any) -> Any:
+            if type(value) is float:
+                return value
+            if type(value) is int or isinstance(value, _decimal.Decimal):
+                return float(value)
+            special = _NON_FINITE_IN.get(value) if type(value) is str else None
+            if special is not None:
+                return special
+            raise _fail(where, f"{t} expects a number, got {_json_kind(value)}")
+
+        return dec_float
+    if t is Type.BOOLEAN:
+
+        def dec_bool(value: Any) -> Any:
+            if value is True or value is False:
+                return value
+            raise _fail(where, f"boolean expects true or false, got {_json_kind(value)}")
+
+        dec_bool.passthrough = bool  # type: ignore[attr-defined]
+        return dec_bool
+    if t is Type.STRING:
+
+        def dec_str(value: Any) -> Any:
+            if type(value) is str:
+                return value
+            raise _fail(where, f"string expects a string, got {_json_kind(value)}")
+
+        dec_str.passthrough = str  # type: ignore[attr-defined]
+        return dec_str
+    if t is Type.BYTES:
+
+        def dec_bytes(value: Any) -> Any:
+            if type(value) is not str:
+                raise _fail(where, f"bytes expects a base64 string, got {_json_kind(value)}")
+            return _b64decode(value, where)
+
+        return dec_bytes
+    if t is Type.ARRAY:
+        assert schema.value_schema is not None
+        item = compile_decoder(schema.value_schema, replace_null=replace_null, where=f"{where}[]")
+
+        def dec_array(value: Any) -> Any:
+            if type(value) is list:
+                return [item(v) for v in value]
+            raise _fail(where, f"array expects a JSON array, got {_json_kind(value)}")
+
+        return dec_array
+    if t is Type.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        key = compile_decoder(schema.key_schema, replace_null=replace_null, where=f"{where} key")
+        val = compile_decoder(schema.value_schema, replace_null=replace_null, where=f"{where}{{}}")
+        if schema.key_schema.type is Type.STRING:
+
+            def dec_object(value: Any) -> Any:
+                if type(value) is dict:
+                    return {k: val(v) for k, v in value.items()}
+                raise _fail(
+                    where,
+                    "maps with string keys should be encoded as JSON objects, but found "
+                    + _json_kind(value),
+                )
+
+            return dec_object
+
+        def dec_pairs(value: Any) -> Any:
+            if type(value) is not list:
+                raise _fail(
+                    where,
+                    "maps with non-string keys should be encoded as a JSON array of "
+                    f"[key, value] pairs, but found {_json_kind(value)}",
+                )
+            out = {}
+            for entry in value:
+                if type(entry) is not list or len(entry) != 2:
+                    raise _fail(where, f"invalid map entry {entry!r}: expected [key, value]")
+                k = key(entry[0])
+                try:
+                    out[k] = val(entry[1])
+                except TypeError:
+                    raise _fail(where, f"map key {k!r} cannot be a Python dict key") from None
+            return out
+
+        return dec_pairs
+    if t is Type.STRUCT:
+        fields = [
+            (
+                f.name,
+                compile_decoder(
+                    f.schema,
+                    replace_null=replace_null,
+                    where=f"{where}.{f.name}" if where else f.name,
+                ),
+            )
+            for f in schema.fields
+        ]
+
+        def dec_struct(value: Any) -> Any:
+            if type(value) is not dict:
+                raise _fail(
+                    where,
+                    f"structs should be encoded as JSON objects, but found {_json_kind(value)}",
+                )
+            get = value.get
+            return make_struct(schema, [d(get(n)) for n, d in fields])
+
+        return dec_struct
+    raise SchemaError(f"unsupported schema type {t}")
+
+
+def _decimal_decoder(schema: Schema, where: str) -> Decoder:
+    scale = Decimal.scale(schema)
+    quantum = _decimal.Decimal(1).scaleb(-scale)
+
+    def dec_decimal(value: Any) -> Any:
+        if type(value) is str:
+            return Decimal.to_logical(schema, _b64decode(value, where))
+        if type(value) is int:
+            return _decimal.Decimal(value).quantize(quantum)
+        if isinstance(value, _decimal.Decimal):
+            exact = value.quantize(quantum) if value == value.quantize(quantum) else value
+            return exact
+        if type(value) is float:
+            raise NeedsExactDecimal
+        raise _fail(
+            where,
+            f"invalid value for {Decimal.LOGICAL_NAME}: expected a base64 string or a number, "
+            f"got {_json_kind(value)}",
+        )
+
+    return dec_decimal
+
+
+def _b64decode(text: str, where: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise _fail(where, "invalid base64 in a bytes value") from None
+
+
+_JSON_KINDS = {
+    dict: "OBJECT",
+    list: "ARRAY",
+    str: "STRING",
+    int: "NUMBER",
+    float: "NUMBER",
+    bool: "BOOLEAN",
+    type(None): "NULL",
+}
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON node type, as Kafka's messages name it."""
+    return _JSON_KINDS.get(type(value), "NUMBER" if isinstance(value, _decimal.Decimal) else "?")
