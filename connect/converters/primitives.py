@@ -107,7 +107,7 @@ class _NumberConverter(Converter, HeaderConverter):
         if kinds and kinds <= set(self.ACCEPTS) and bool not in kinds:
             try:
                 return list(map(self._struct.pack, values))
-            except struct.error:
+            except (struct.error, OverflowError):
                 pass
         return [self.from_connect_data(topic, None, v) for v in values]
 
