@@ -14,6 +14,7 @@ once:
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -58,6 +59,22 @@ __all__ = ["StandaloneHerder"]
 
 _log = logging.getLogger("connect.herder")
 VERSION = "0.1.0"
+
+
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+
+
+def _with_placeholders(
+    raw: Mapping[str, str], task_configs: list[dict[str, str]]
+) -> list[dict[str, str]]:
+    """Task configs as the connector generated them from its resolved config, with each
+    key whose raw connector value holds a config-provider placeholder set back to that
+    raw value (Kafka's KAFKA-5117), so no resolved secret reaches the config topic or
+    the REST API; the worker resolves task configs again when it starts a task."""
+    masked = {k: v for k, v in raw.items() if isinstance(v, str) and _PLACEHOLDER.search(v)}
+    if not masked:
+        return task_configs
+    return [{k: masked.get(k, v) for k, v in config.items()} for config in task_configs]
 
 
 def _stopped_message(name: str) -> str:
@@ -169,7 +186,7 @@ class StandaloneHerder:
         snapshot = self.configs.snapshot()
         props = snapshot.connectors[name]
         try:
-            configs = self.worker.task_configs(name, props)
+            configs = _with_placeholders(props, self.worker.task_configs(name, props))
         except Exception as exc:
             self.worker.fail_connector(name, exc)
             return
