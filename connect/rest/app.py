@@ -1,0 +1,72 @@
+"""The ASGI application: Kafka Connect's REST API over a Herder.
+
+Paths, methods, bodies, statuses and error bodies follow Kafka Connect (see
+`connect/rest/errors.py` for the error table). Beyond Kafka's surface there is only
+`/openapi.json`, the OpenAPI description. A trailing slash is ignored, as Jersey
+ignores it (`GET /connector-plugins/` works); unknown paths answer 404 and known paths
+with another method 405, both with the JSON error body.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from connect.api import ConnectError
+from connect.herder.api import Herder
+from connect.rest import admin, connectors, plugins
+from connect.rest.auth import BasicAuth, BasicAuthMiddleware
+from connect.rest.errors import handle_error
+from connect.rest.params import TopicTracking
+
+__all__ = ["create_app"]
+
+_VERSION = "0.1.0"
+
+
+class _IgnoreTrailingSlash:
+    """`/connectors/` is `/connectors`, without a redirect (clients rarely follow a
+    307 on POST)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and len(path) > 1 and path.endswith("/"):
+            scope = dict(scope)
+            scope["path"] = path.rstrip("/") or "/"
+            raw = scope.get("raw_path")
+            if raw:
+                scope["raw_path"] = raw.rstrip(b"/") or b"/"
+        await self.app(scope, receive, send)
+
+
+def create_app(
+    herder: Herder,
+    *,
+    auth: BasicAuth | None = None,
+    topic_tracking: TopicTracking | None = None,
+) -> FastAPI:
+    """The REST API over `herder`; with `auth`, every request needs basic auth."""
+    app = FastAPI(
+        title="Tributary Connect REST API",
+        description="Kafka Connect's REST API: connectors, tasks, offsets, plugins, loggers.",
+        version=_VERSION,
+        docs_url=None,
+        redoc_url=None,
+        redirect_slashes=False,
+    )
+    app.state.herder = herder
+    app.state.topic_tracking = topic_tracking or TopicTracking()
+    app.include_router(admin.router)
+    app.include_router(connectors.router)
+    app.include_router(plugins.router)
+    for kind in (ConnectError, HTTPException, RequestValidationError, Exception):
+        app.add_exception_handler(kind, handle_error)
+    app.add_middleware(_IgnoreTrailingSlash)
+    if auth is not None:
+        app.add_middleware(BasicAuthMiddleware, auth=auth)
+    return app

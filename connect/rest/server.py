@@ -1,0 +1,180 @@
+"""The REST server: uvicorn serving the app from a background thread.
+
+`start()`:
+1. bind the listening socket in the caller's thread, so a taken port fails here, and
+   port 0 has its real port at once;
+2. run uvicorn's event loop in a daemon thread (no signal handlers: the worker process
+   owns SIGTERM/SIGINT);
+3. return once uvicorn has started serving on the socket.
+`stop()` asks uvicorn to exit: it stops accepting, lets requests in flight finish (up to
+a grace period) and joins the thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import uvicorn
+
+from connect.api import ConfigError
+from connect.herder.api import Herder
+from connect.rest.app import create_app
+from connect.rest.auth import BasicAuth
+from connect.rest.params import TopicTracking
+
+__all__ = ["DEFAULT_LISTENER", "RestServer", "listener_from_config"]
+
+_log = logging.getLogger("connect.rest")
+DEFAULT_LISTENER = "http://127.0.0.1:8083"
+_START_TIMEOUT_S = 30.0
+_GRACE_S = 5
+
+
+def listener_from_config(config: Mapping[str, Any]) -> tuple[str, int]:
+    """(host, port) to listen on, from the worker config.
+
+    `listeners` (Kafka's, e.g. "http://127.0.0.1:8083"; only http, the first is
+    served), else the deprecated `rest.host.name` / `rest.port`, else 127.0.0.1:8083.
+    An empty host ("http://:8083") listens on every interface, as in Kafka; nothing
+    listens beyond loopback unless configured."""
+    listeners = config.get("listeners")
+    if isinstance(listeners, str):
+        listeners = [item.strip() for item in listeners.split(",") if item.strip()]
+    listeners = list(listeners or [])
+    host, port = config.get("rest.host.name"), config.get("rest.port")
+    if (host or port not in (None, "")) and listeners in ([], [DEFAULT_LISTENER]):
+        return host or "127.0.0.1", _port("rest.port", port if port not in (None, "") else 8083)
+    if not listeners:
+        listeners = [DEFAULT_LISTENER]
+    if len(listeners) > 1:
+        _log.warning("only the first of listeners %s is served", listeners)
+    return _parse_listener(listeners[0])
+
+
+def _parse_listener(listener: str) -> tuple[str, int]:
+    parts = urlsplit(listener)
+    if parts.scheme.lower() != "http":
+        raise ConfigError(
+            "listeners",
+            listener,
+            "only http:// listeners are supported (put a TLS-terminating proxy in front)",
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        raise ConfigError("listeners", listener, "a listener needs a port, e.g. :8083")
+    return parts.hostname or "0.0.0.0", port
+
+
+def _port(key: str, value: Any) -> int:
+    try:
+        port = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(key, value, "must be a port number") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(key, value, "must be a port number (0-65535)")
+    return port
+
+
+class _ThreadServer(uvicorn.Server):
+    """uvicorn without signal handling, reporting start-up through an Event."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        self.ready.set()
+
+
+class RestServer:
+    """Serves Kafka Connect's REST API for `herder` (see the module docstring)."""
+
+    def __init__(
+        self,
+        herder: Herder,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8083,
+        auth: BasicAuth | None = None,
+        topic_tracking: TopicTracking | None = None,
+    ) -> None:
+        self.herder = herder
+        self.host = host
+        self.port = port
+        self.app = create_app(herder, auth=auth, topic_tracking=topic_tracking)
+        self._server: _ThreadServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError("the REST server is already started")
+        # Step 1
+        sock = self._bind()
+        self.port = sock.getsockname()[1]
+        # Step 2
+        config = uvicorn.Config(
+            self.app,
+            log_config=None,
+            lifespan="off",
+            timeout_graceful_shutdown=_GRACE_S,
+            server_header=False,
+        )
+        server = _ThreadServer(config)
+        thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [sock]}, name="connect-rest", daemon=True
+        )
+        thread.start()
+        self._server, self._thread = server, thread
+        # Step 3
+        if not server.ready.wait(_START_TIMEOUT_S) or not thread.is_alive():
+            self.stop()
+            sock.close()
+            raise RuntimeError(f"the REST server did not start on {self.url}")
+
+    def _bind(self) -> socket.socket:
+        infos = socket.getaddrinfo(
+            self.host or None, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
+        sock.set_inheritable(False)
+        return sock
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        if server is None or thread is None:
+            return
+        server.should_exit = True
+        thread.join(_GRACE_S + 5)
+        if thread.is_alive():
+            server.force_exit = True
+            thread.join(5)
+        self._server = self._thread = None
