@@ -449,9 +449,9 @@ def compile_decoder(schema: Schema, *, replace_null: bool = True, where: str = "
     def decode(value: Any) -> Any:
         return null_out if value is None else inner(value)
 
-    decode.passthrough = None  # type: ignore[attr-defined]  # null must be replaced
-    if null_out is None:
-        decode.passthrough = getattr(inner, "passthrough", None)  # type: ignore[attr-defined]
+    # `passthrough`: values of this exact type decode to themselves, so a batch whose
+    # payloads are all of it skips the decoder (nulls never pass: they may need a default).
+    decode.passthrough = getattr(inner, "passthrough", None)  # type: ignore[attr-defined]
     return decode
 
 
@@ -608,9 +608,9 @@ def _decimal_decoder(schema: Schema, where: str) -> Decoder:
             return Decimal.to_logical(schema, _b64decode(value, where))
         if type(value) is int:
             return _decimal.Decimal(value).quantize(quantum)
-        if isinstance(value, _decimal.Decimal):
-            exact = value.quantize(quantum) if value == value.quantize(quantum) else value
-            return exact
+        if isinstance(value, _decimal.Decimal):  # exact parse of a NUMERIC decimal
+            rescaled = value.quantize(quantum)
+            return rescaled if rescaled == value else value
         if type(value) is float:
             raise NeedsExactDecimal
         raise _fail(
