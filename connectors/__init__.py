@@ -8,6 +8,10 @@ __all__ = ["ALIASES"]
 
 _FILE_SOURCE = "connectors.file.source:FileStreamSourceConnector"
 _FILE_SINK = "connectors.file.sink:FileStreamSinkConnector"
+_VERIFIABLE_SOURCE = "connectors.verifiable.source:VerifiableSourceConnector"
+_VERIFIABLE_SINK = "connectors.verifiable.sink:VerifiableSinkConnector"
+_MOCK_SOURCE = "connectors.mock.source:MockSourceConnector"
+_MOCK_SINK = "connectors.mock.sink:MockSinkConnector"
 
 _PATHS: dict[str, str] = {
     "FileStreamSource": _FILE_SOURCE,
@@ -16,6 +20,19 @@ _PATHS: dict[str, str] = {
     "FileStreamSink": _FILE_SINK,
     "FileStreamSinkConnector": _FILE_SINK,
     "org.apache.kafka.connect.file.FileStreamSinkConnector": _FILE_SINK,
+    # Kafka's system-test connectors (connect/test-plugins), for verifying a deployment
+    "VerifiableSource": _VERIFIABLE_SOURCE,
+    "VerifiableSourceConnector": _VERIFIABLE_SOURCE,
+    "org.apache.kafka.connect.tools.VerifiableSourceConnector": _VERIFIABLE_SOURCE,
+    "VerifiableSink": _VERIFIABLE_SINK,
+    "VerifiableSinkConnector": _VERIFIABLE_SINK,
+    "org.apache.kafka.connect.tools.VerifiableSinkConnector": _VERIFIABLE_SINK,
+    "MockSource": _MOCK_SOURCE,
+    "MockSourceConnector": _MOCK_SOURCE,
+    "org.apache.kafka.connect.tools.MockSourceConnector": _MOCK_SOURCE,
+    "MockSink": _MOCK_SINK,
+    "MockSinkConnector": _MOCK_SINK,
+    "org.apache.kafka.connect.tools.MockSinkConnector": _MOCK_SINK,
 }
 
 
