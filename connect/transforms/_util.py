@@ -95,7 +95,8 @@ class SchemaCache(Generic[V]):
 
     Schema equality is a deep comparison, too slow to pay per record; the identity
     map answers the common case (the same Schema object again) with one dict lookup
-    and falls back to the equality-keyed LRU for equal schemas built anew."""
+    and falls back to the equality-keyed LRU for equal schemas built anew. Only the
+    LRU lookups count as uses for eviction: an identity hit costs nothing more."""
 
     __slots__ = ("_by_id", "_lru", "_size")
 

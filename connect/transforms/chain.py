@@ -76,7 +76,7 @@ def _instantiate(
     type_key = prefix + _TYPE
     class_name = props.get(type_key)
     if class_name is None or not str(class_name).strip():
-        raise ConfigError(type_key, None, f'Missing required configuration "{type_key}" for {what}')
+        raise ConfigError(type_key, None, f"no class given for {what}")
     cls = resolver(kind, str(class_name), key=type_key)
     plugin = cls()
     settings = _settings(props, prefix)
