@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from connect.cli import log_cmd, worker_cmd
+from connect.cli import log_cmd, status_cmd, worker_cmd
 
 __all__ = ["main"]
 
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     log_cmd.register(commands)
     worker_cmd.register(commands)
+    status_cmd.register(commands)
     return parser
 
 
