@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse, Response
 
 from connect.api import NotFoundError
@@ -33,8 +33,9 @@ router = APIRouter(prefix="/connectors", tags=["connectors"])
 Flag = Annotated[str | None, Query(description="true or false")]
 
 
-def _location(name: str) -> dict[str, str]:
-    return {"Location": "/connectors/" + quote(name, safe="")}
+def _location(request: Request, name: str) -> dict[str, str]:
+    # JAX-RS resolves Kafka's relative "/connectors/{name}" against the base URI.
+    return {"Location": f"{request.base_url}connectors/{quote(name, safe='')}"}
 
 
 def _task_id(task: str) -> int:
@@ -81,16 +82,16 @@ def list_connectors(
     responses=responses(201, models.ConnectorInfo, 400, 409, 500),
     openapi_extra=models.body("create"),
 )
-def create_connector(herder: HerderDep, body: JsonBody) -> JSONResponse:
-    request = object_body(body, "The create request")
-    raw_name = request.get("name")
-    if raw_name is not None and not isinstance(raw_name, (str, int, float)):
+def create_connector(herder: HerderDep, body: JsonBody, request: Request) -> JSONResponse:
+    payload = object_body(body, "The create request")
+    raw_name = payload.get("name")
+    if isinstance(raw_name, (bool, dict, list)):
         raise MalformedBodyError("Connector name must be a string")
     name = "" if raw_name is None else str(raw_name).strip()
-    if request.get("config") is None:
+    if payload.get("config") is None:
         raise BadRequestError("The create request has no connector config")
-    config = config_map(request["config"])
-    initial_state = request.get("initial_state")
+    config = config_map(payload["config"])
+    initial_state = payload.get("initial_state")
     if initial_state is not None and not isinstance(initial_state, str):
         raise MalformedBodyError("initial_state must be RUNNING, PAUSED or STOPPED")
     _, info = herder.put_connector_config(
@@ -99,7 +100,7 @@ def create_connector(herder: HerderDep, body: JsonBody) -> JSONResponse:
         allow_replace=False,
         initial_state=initial_state.upper() if initial_state else None,
     )
-    return JSONResponse(info.to_json(), 201, headers=_location(name))
+    return JSONResponse(info.to_json(), 201, headers=_location(request, name))
 
 
 def _without_nulls(config: dict[str, str | None]) -> dict[str, str]:
@@ -144,11 +145,11 @@ def get_config(herder: HerderDep, name: str) -> JSONResponse:
     },
     openapi_extra=models.body("config"),
 )
-def put_config(herder: HerderDep, name: str, body: JsonBody) -> JSONResponse:
+def put_config(herder: HerderDep, name: str, body: JsonBody, request: Request) -> JSONResponse:
     config = _without_nulls(config_map(body))
     created, info = herder.put_connector_config(name, config, allow_replace=True)
     if created:
-        return JSONResponse(info.to_json(), 201, headers=_location(name))
+        return JSONResponse(info.to_json(), 201, headers=_location(request, name))
     return JSONResponse(info.to_json())
 
 

@@ -16,6 +16,7 @@ import contextlib
 import logging
 import socket
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -147,7 +148,11 @@ class RestServer:
         thread.start()
         self._server, self._thread = server, thread
         # Step 3
-        if not server.ready.wait(_START_TIMEOUT_S) or not thread.is_alive():
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not server.ready.wait(0.05) and thread.is_alive():
+            if time.monotonic() > deadline:
+                break
+        if not server.ready.is_set() or not thread.is_alive():
             self.stop()
             sock.close()
             raise RuntimeError(f"the REST server did not start on {self.url}")

@@ -37,11 +37,12 @@ def _failed_task(client: httpx.Client, name: str = "bad") -> None:
 # ------------------------------------------------------------------ create, read
 
 
-def test_create_returns_201_location_and_connector_info(client: httpx.Client, tmp_path: Path):
+def test_create_returns_201_location_and_connector_info(rest: Live, tmp_path: Path):
+    client = rest.client
     config = source_config(tmp_path / "in.txt", **{"tasks.max": "1"})
     response = _create(client, "src", config)
     assert response.status_code == 201
-    assert response.headers["location"] == "/connectors/src"
+    assert response.headers["location"] == f"{rest.url}/connectors/src"
     assert response.json() == {
         "name": "src",
         "config": {**config, "name": "src"},
@@ -93,11 +94,12 @@ def test_create_refuses_unusable_names(client: httpx.Client, tmp_path: Path, nam
     assert_error(_create(client, name, source_config(tmp_path / "in.txt")), 400, fragment)
 
 
-def test_names_with_spaces_and_unicode_are_path_segments(client: httpx.Client, tmp_path: Path):
+def test_names_with_spaces_and_unicode_are_path_segments(rest: Live, tmp_path: Path):
+    client = rest.client
     name = "my source é"
     response = _create(client, f"  {name} ", source_config(tmp_path / "in.txt"))
     assert response.status_code == 201, response.text  # trimmed, as Kafka does
-    assert response.headers["location"] == "/connectors/" + quote(name, safe="")
+    assert response.headers["location"] == f"{rest.url}/connectors/" + quote(name, safe="")
     assert client.get(response.headers["location"]).json()["name"] == name
     assert client.get(f"/connectors/{quote(name)}/status").status_code == 200
 
@@ -139,10 +141,12 @@ def test_unknown_connector_is_404_everywhere(client: httpx.Client):
 # ------------------------------------------------------------------ config
 
 
-def test_put_config_creates_201_then_updates_200(client: httpx.Client, tmp_path: Path):
+def test_put_config_creates_201_then_updates_200(rest: Live, tmp_path: Path):
+    client = rest.client
     config = source_config(tmp_path / "in.txt")
     created = client.put("/connectors/src/config", json=config)
-    assert created.status_code == 201 and created.headers["location"] == "/connectors/src"
+    assert created.status_code == 201
+    assert created.headers["location"] == f"{rest.url}/connectors/src"
     assert created.json()["config"] == {**config, "name": "src"}
     updated = client.put("/connectors/src/config", json={**config, "topic": "other"})
     assert updated.status_code == 200 and "location" not in updated.headers
