@@ -87,7 +87,7 @@ class Worker:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "connect.cli.main", "standalone", str(worker_json)]
             + [str(c) for c in connectors]
-            + ["--log-level", "WARNING"],
+            + ["--log-level", os.environ.get("BENCH_LOG_LEVEL", "WARNING")],
             cwd=directory,
             env=env,
             stderr=open(directory / "worker.err", "wb"),  # noqa: SIM115 - lives as long as the child

@@ -101,7 +101,10 @@ class Consumer:
         if member is None:
             return
         now = time.monotonic()
-        if now - self._last_heartbeat < self.heartbeat_interval_s:
+        # With nothing assigned (e.g. subscribed before the topic exists), look again
+        # soon: a sink must not sit idle for a whole interval once data appears.
+        interval = self.heartbeat_interval_s if self._assigned else 0.05
+        if now - self._last_heartbeat < interval:
             return
         self._last_heartbeat = now
         target = member.target()

@@ -55,13 +55,14 @@ class WorkerProcess:
         self.config_path.write_text(json.dumps(config))
         self.stderr_path = directory / f"worker-{time.monotonic_ns()}.err"
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "connect.cli.main", "standalone", str(self.config_path)]
-            + [str(c) for c in connectors],
-            cwd=directory,
-            env=env,
-            stderr=open(self.stderr_path, "wb"),  # noqa: SIM115 - closed with the child
-        )
+        with open(self.stderr_path, "wb") as err:  # the child keeps its own descriptor
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "connect.cli.main", "standalone", str(self.config_path)]
+                + [str(c) for c in connectors],
+                cwd=directory,
+                env=env,
+                stderr=err,
+            )
 
     @property
     def stderr(self) -> str:

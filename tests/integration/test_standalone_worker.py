@@ -84,11 +84,9 @@ def test_sigkill_restart_loses_nothing(tmp_path, start_worker) -> None:
     assert produced.endswith(b"\n")  # no torn line
     lines = produced.splitlines()
     assert set(lines) == wanted  # duplicates allowed (at least once), nothing foreign
-    # The replay after the crash starts at a committed offset: the output is a prefix
-    # of the input followed by the input again from some earlier line.
-    first_dup = next((i for i, line in enumerate(lines) if line != expected[i]), len(lines))
-    resumed_at = expected.index(lines[first_dup]) if first_dup < len(lines) else 0
-    assert lines[first_dup:] == expected[resumed_at:]
+    # Replays (the source from its committed file position, the sink from its
+    # committed log offset) only go back: first occurrences keep the input's order.
+    assert list(dict.fromkeys(lines)) == expected
 
 
 def test_pause_survives_a_restart_and_resume_continues(tmp_path, start_worker) -> None:
@@ -158,7 +156,7 @@ def test_a_killed_task_process_fails_and_restarts(tmp_path, start_worker) -> Non
     src.write_bytes(_lines(5000))
     worker = start_worker(files)
     worker.wait_state("file-sink", "RUNNING")
-    wait_until(lambda: len(worker.task_pids()) == 2, what="two task processes")
+    wait_until(lambda: len(worker.task_pids()) >= 2, what="two task processes")
     before = set(worker.task_pids())
     sink_pid = wait_until(lambda: _pid_with_open(worker.task_pids(), out), what="the sink")
     os.kill(sink_pid, signal.SIGKILL)
@@ -175,9 +173,10 @@ def test_a_killed_task_process_fails_and_restarts(tmp_path, start_worker) -> Non
     assert set(worker.task_pids()) != before
     with open(src, "ab") as f:
         f.write(_lines(6000, 5000))
-    wait_until(lambda: _size_at_least(out, len(_lines(6000))), what="output after restart")
-    lines = out.read_bytes().splitlines()
-    assert set(lines) == set(_lines(6000).splitlines())
+    wanted = set(_lines(6000).splitlines())
+    # At least once: the replay after the kill may repeat lines, so wait for the set.
+    wait_until(lambda: wanted <= set(out.read_bytes().splitlines()), what="every line")
+    assert set(out.read_bytes().splitlines()) == wanted
 
 
 def _pid_with_open(pids: list[int], path: Path) -> int | None:
@@ -237,7 +236,8 @@ def test_dead_letter_queue_with_tolerance_all(tmp_path, start_worker) -> None:
     assert headers["__connect.errors.offset"] == b"2"
     assert headers["__connect.errors.connector.name"] == b"sink"
     assert headers["__connect.errors.stage"] == b"VALUE_CONVERTER"
-    assert b"DataError" in headers["__connect.errors.exception.class.name"]
+    assert headers["__connect.errors.exception.class.name"].endswith(b"ConversionError")
+    assert b"mixed" in headers["__connect.errors.exception.message"]
 
 
 def test_tolerance_none_fails_the_task_at_the_first_bad_record(tmp_path, start_worker) -> None:
