@@ -112,21 +112,22 @@ class StandaloneWorker:
         self._start_rest(host, port)
 
     def _listener(self) -> tuple[str, int]:
-        try:
-            from connect.rest import listener_from_config
-        except ImportError:
-            return "127.0.0.1", 8083
+        from connect.rest import listener_from_config
+
         return listener_from_config(self.config)
 
     def _start_rest(self, host: str, port: int) -> None:
-        try:
-            from connect.rest import BasicAuth, RestServer
-        except ImportError:
-            _log.warning("the REST API is not available in this build")
-            return
+        from connect.rest import BasicAuth, RestServer, TopicTracking
+
         users = self.config.get("rest.basic.auth.users.file")
         auth = BasicAuth.from_file(users) if users else None
-        self.rest = RestServer(self.herder, host=host, port=port, auth=auth)
+        tracking = TopicTracking(
+            enabled=bool(self.config.get("topic.tracking.enable", True)),
+            allow_reset=bool(self.config.get("topic.tracking.allow.reset", True)),
+        )
+        self.rest = RestServer(
+            self.herder, host=host, port=port, auth=auth, topic_tracking=tracking
+        )
         self.rest.start()
         _log.info("REST API listening on %s", self.rest.url)
 

@@ -143,6 +143,22 @@ WORKER_CONFIG = (
         "Accepted for compatibility; plugins are Python packages (entry points).",
     )
     .define(
+        "topic.tracking.enable",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Track the topics each connector uses (GET /connectors/{name}/topics).",
+    )
+    .define(
+        "topic.tracking.allow.reset",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Allow PUT /connectors/{name}/topics/reset.",
+    )
+    .define(
         "topic.creation.enable",
         ConfigType.BOOLEAN,
         True,

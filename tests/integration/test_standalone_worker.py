@@ -308,3 +308,66 @@ def test_a_malformed_connector_over_rest_is_refused_naming_the_key(start_worker)
     )
     assert code == 400 and "NoSuchThing" in body["message"]
     assert worker.request("GET", "/connectors")[1] == []
+
+
+def test_transforms_and_predicates_run_in_the_worker(tmp_path, start_worker) -> None:
+    keep, drop, out = tmp_path / "keep.txt", tmp_path / "drop.txt", tmp_path / "out.txt"
+    keep.write_bytes(_lines(300))
+    drop.write_bytes(b"must not appear\n" * 50)
+    files = [
+        connector_file(
+            tmp_path,
+            "keep-src",
+            {
+                "connector.class": "FileStreamSource",
+                "file": str(keep),
+                "topic": "keep-raw",
+                "transforms": "route,tag",
+                "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                "transforms.route.regex": "(.*)-raw",
+                "transforms.route.replacement": "$1",
+                "transforms.tag.type": "org.apache.kafka.connect.transforms.InsertHeader",
+                "transforms.tag.header": "origin",
+                "transforms.tag.value.literal": "keep-file",
+            },
+        ),
+        connector_file(
+            tmp_path,
+            "drop-src",
+            {"connector.class": "FileStreamSource", "file": str(drop), "topic": "dropped"},
+        ),
+        connector_file(
+            tmp_path,
+            "sink",
+            {
+                "connector.class": "FileStreamSink",
+                "file": str(out),
+                "topics": "keep,dropped",
+                "transforms": "skip",
+                "transforms.skip.type": "org.apache.kafka.connect.transforms.Filter",
+                "transforms.skip.predicate": "isDropped",
+                "predicates": "isDropped",
+                "predicates.isDropped.type": (
+                    "org.apache.kafka.connect.transforms.predicates.TopicNameMatches"
+                ),
+                "predicates.isDropped.pattern": "drop.*",
+            },
+        ),
+    ]
+    worker = start_worker(files)
+    wait_until(lambda: _size_at_least(out, len(_lines(300))), what="the kept lines")
+    with FileLog(tmp_path / "log", background=False) as log:
+        wait_until(lambda: "dropped" in log.list_topics() and log.latest_offset("dropped", 0))
+        assert "keep-raw" not in log.list_topics()
+        first = log.read("keep", 0, 0, max_records=1)[0]
+    assert dict(first.headers)["origin"] == b"keep-file"
+    worker.wait_state("sink", "RUNNING")
+    assert out.read_bytes() == _lines(300)  # the Filter dropped every "dropped" record
+    code, body = worker.request("GET", "/connectors/sink/topics")
+    assert code == 200 and sorted(body["sink"]["topics"]) == ["dropped", "keep"]
+
+
+def test_topic_tracking_can_be_switched_off(start_worker) -> None:
+    worker = start_worker(config={"topic.tracking.enable": "false"})
+    code, body = worker.request("GET", "/connectors/nope/topics")
+    assert code == 403 and body["message"] == "Topic tracking is disabled."
