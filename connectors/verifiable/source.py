@@ -33,6 +33,7 @@ from connect.api import (
     STRING_SCHEMA,
     ConfigDef,
     ConfigType,
+    DataError,
     Importance,
     RecordMetadata,
     Schema,
@@ -134,7 +135,13 @@ class VerifiableSourceTask(SourceTask):
         self._value_schema = COMPLETE_VALUE_SCHEMA if self.complete_record_data else INT64_SCHEMA
         self.partition = {ID_FIELD: self.id}  # one dict: the runtime keys offsets by it
         stored = self.context.offset_storage_reader.offset(self.partition)
-        self.seqno: int = int(stored[SEQNO_FIELD]) + 1 if stored else 0
+        last = None if stored is None else stored.get(SEQNO_FIELD)
+        if stored is not None and (not isinstance(last, int) or isinstance(last, bool)):
+            raise DataError(
+                f"the stored offset {stored} of source partition {self.partition} "
+                f"has no integer '{SEQNO_FIELD}'"
+            )
+        self.seqno: int = 0 if last is None else last + 1
         self.starting_seqno = self.seqno
         self._report = ReportWriter(parsed[REPORT_FILE_CONFIG])
         self._stopped = threading.Event()

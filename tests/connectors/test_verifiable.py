@@ -15,6 +15,7 @@ from connect.api import (
     INT32_SCHEMA,
     INT64_SCHEMA,
     ConfigError,
+    DataError,
     RecordMetadata,
     SinkRecord,
     Struct,
@@ -120,6 +121,11 @@ def test_resumes_at_the_stored_seqno_plus_one(make_source, tmp_path: Path) -> No
     assert records[0].value == 42 and records[0].source_offset == {"seqno": 42}
     sent = read_lines(tmp_path / "source.jsonl")
     assert sent[0]["seqno"] == 42 and sent[0]["task"] == 1
+
+
+def test_a_stored_offset_without_an_integer_seqno_is_refused(make_source) -> None:
+    with pytest.raises(DataError, match="seqno"):
+        make_source(stored={"position": 3})
 
 
 def test_sent_and_committed_report_lines_have_kafkas_fields(make_source, tmp_path: Path) -> None:
