@@ -2,11 +2,24 @@
 it in a background thread (uvicorn), optional HTTP basic auth, and the listener from
 the worker config."""
 
-from connect.rest.app import create_app
-from connect.rest.auth import BasicAuth
-from connect.rest.errors import ERROR_STATUS, MalformedBodyError, RestError
-from connect.rest.params import TopicTracking
-from connect.rest.server import DEFAULT_LISTENER, RestServer, listener_from_config
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Loaded on first use (PEP 562): the web framework takes ~0.3 s to import, and a
+# worker needs only `listener_from_config` before it starts its tasks.
+_EXPORTS = {
+    "DEFAULT_LISTENER": "connect.rest.listeners",
+    "ERROR_STATUS": "connect.rest.errors",
+    "BasicAuth": "connect.rest.auth",
+    "MalformedBodyError": "connect.rest.errors",
+    "RestError": "connect.rest.errors",
+    "RestServer": "connect.rest.server",
+    "TopicTracking": "connect.rest.params",
+    "create_app": "connect.rest.app",
+    "listener_from_config": "connect.rest.listeners",
+}
 
 __all__ = [
     "DEFAULT_LISTENER",
@@ -19,3 +32,10 @@ __all__ = [
     "create_app",
     "listener_from_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'connect.rest' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

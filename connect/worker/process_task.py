@@ -15,8 +15,9 @@ The protocol, over one duplex pipe (numbered as in the code):
    compaction), builds the task exactly as a thread worker would, and runs it.
 3. The child sends ("status", state, trace) on every state change and ("topic",
    topic) when the task first uses a topic; the parent hands them to the herder.
-4. The parent sends ("pause",), ("resume",) and ("stop",). On stop the child stops
-   the task cleanly (final offset commit), closes the log and exits.
+4. The parent sends ("pause",), ("resume",) and ("stop",). On stop, or on SIGTERM
+   (e.g. sent to the whole process group), the child stops the task cleanly (final
+   offset commit), closes the log and exits; it ignores SIGINT (the parent's to act on).
 5. If the parent dies, the child sees the pipe close and stops cleanly the same way,
    so nothing committed is lost and no orphan keeps running.
 6. If the child dies without a final state (killed, crashed), the parent reports
@@ -171,7 +172,12 @@ class _IdentityProviders:
 
 def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
     """The child process (steps 2 to 5)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # Ctrl-C reaches the whole process group: the parent handles it and tells us.
+    # SIGTERM (to the group, as `timeout` or systemd send it, or to us alone) means
+    # a clean stop with the final commit, never an abrupt exit.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    terminate = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: terminate.set())
     logging.basicConfig(
         level=spec.get("log_level", logging.INFO),
         format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
@@ -217,7 +223,7 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
     task = worker.tasks.get((name, index))
     try:
         if task is not None:
-            _serve(conn, task)
+            _serve(conn, task, terminate)
     finally:
         # Steps 4 and 5: a clean stop whatever ended the loop
         worker.stop()
@@ -226,9 +232,10 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
         conn.close()
 
 
-def _serve(conn: Connection, task: Any) -> None:
-    """Apply the parent's commands until it says stop, goes away, or the task ends."""
-    while not task.stopped.is_set():
+def _serve(conn: Connection, task: Any, terminate: threading.Event) -> None:
+    """Apply the parent's commands until it says stop, goes away, the task ends, or
+    SIGTERM arrives."""
+    while not task.stopped.is_set() and not terminate.is_set():
         try:
             if not conn.poll(0.2):
                 continue

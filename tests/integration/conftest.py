@@ -62,6 +62,7 @@ class WorkerProcess:
                 cwd=directory,
                 env=env,
                 stderr=err,
+                start_new_session=True,  # its own process group, as a service has
             )
 
     @property

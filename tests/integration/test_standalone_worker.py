@@ -89,6 +89,23 @@ def test_sigkill_restart_loses_nothing(tmp_path, start_worker) -> None:
     assert list(dict.fromkeys(lines)) == expected
 
 
+def test_sigterm_to_the_process_group_stops_every_task_cleanly(tmp_path, start_worker) -> None:
+    """`timeout`, systemd and `kill -- -PGID` signal the worker and its task processes
+    at once; every task must still make its final commit, so a restart repeats nothing."""
+    src, out, files = _pipeline(tmp_path)
+    src.write_bytes(_lines(20_000))
+    worker = start_worker(files)
+    wait_until(lambda: _size_at_least(out, len(_lines(20_000))), what="the output")
+    os.killpg(worker.proc.pid, signal.SIGTERM)
+    assert worker.proc.wait(60) == 0
+    wait_until(lambda: not worker.task_pids(), what="task processes gone")
+    with open(src, "ab") as f:
+        f.write(_lines(25_000, 20_000))
+    start_worker(files)
+    wait_until(lambda: _size_at_least(out, len(_lines(25_000))), what="the rest")
+    assert out.read_bytes() == _lines(25_000)
+
+
 def test_pause_survives_a_restart_and_resume_continues(tmp_path, start_worker) -> None:
     src, out, files = _pipeline(tmp_path)
     src.write_bytes(_lines(1000))
