@@ -125,7 +125,46 @@ def _plugin_defs(
                 else f'Missing required configuration "{type_key}" which has no default value.'
             )
         results.append((key, value))
+        if kind is PluginKind.TRANSFORM:
+            results.extend(_predicate_keys(config, alias, group))
     return results, extra
+
+
+def _predicate_keys(
+    config: Mapping[str, str], alias: str, group: str
+) -> list[tuple[ConfigKey, ConfigValue]]:
+    """A transform's `predicate` (which must name a listed predicate) and `negate`."""
+    prefix = f"transforms.{alias}."
+    predicate = ConfigKey(
+        prefix + "predicate",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.MEDIUM,
+        "The alias of a predicate that decides whether this transformation applies.",
+        group=f"{group}: {alias}",
+    )
+    negate = ConfigKey(
+        prefix + "negate",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Whether the predicate's answer is negated.",
+        group=f"{group}: {alias}",
+    )
+    listed = {a.strip() for a in str(config.get("predicates", "")).split(",") if a.strip()}
+    chosen = config.get(prefix + "predicate")
+    predicate_value = ConfigValue(predicate.name, chosen)
+    if chosen and chosen not in listed:
+        predicate_value.errors.append(
+            f"The predicate '{chosen}' is not listed in 'predicates' ({', '.join(sorted(listed))})"
+        )
+    negate_value = ConfigValue(negate.name, config.get(prefix + "negate"))
+    raw_negate = config.get(prefix + "negate")
+    if raw_negate is not None and str(raw_negate).strip().lower() not in ("true", "false"):
+        negate_value.errors.append("Expected value to be either true or false")
+    return [(predicate, predicate_value), (negate, negate_value)]
 
 
 def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> dict[str, Any]:

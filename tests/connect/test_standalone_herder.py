@@ -231,3 +231,26 @@ def test_source_topics_are_created_per_topic_creation_groups(start_herder, tmp_p
         assert log.partition_count(topic) == partitions, name
         assert log.topic_config(topic).cleanup_policy == policy, name
         wait_until(lambda name=name, topic=topic: herder.connector_topics(name) == [topic])
+
+
+def test_validation_checks_a_transforms_predicate_and_negate(start_herder) -> None:
+    herder = start_herder()
+    base = {
+        "connector.class": "FileStreamSource",
+        "name": "v",
+        "topic": "t",
+        "transforms": "f",
+        "transforms.f.type": "org.apache.kafka.connect.transforms.Filter",
+        "predicates": "isT",
+        "predicates.isT.type": "TopicNameMatches",
+        "predicates.isT.pattern": "t.*",
+    }
+    good = herder.validate_connector_config({**base, "transforms.f.predicate": "isT"})
+    assert good["error_count"] == 0
+    bad = herder.validate_connector_config(
+        {**base, "transforms.f.predicate": "nope", "transforms.f.negate": "maybe"}
+    )
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in bad["configs"]}
+    assert bad["error_count"] == 2
+    assert "nope" in errors["transforms.f.predicate"][0]
+    assert errors["transforms.f.negate"] == ["Expected value to be either true or false"]
