@@ -36,6 +36,7 @@ from connect.herder.api import (
     TaskState,
 )
 from connect.herder.loggers import LoggerLevels
+from connect.herder.secrets import mask_secrets, password_keys, restore_secrets
 from connect.herder.validation import (
     config_key_info,
     invalid_config_message,
@@ -229,11 +230,15 @@ class StandaloneHerder:
         config = self._require(name)
         tasks = self.configs.snapshot().tasks.get(name, [])
         return ConnectorInfo(
-            name, config, list(range(len(tasks))), self.worker.connector_type(config)
+            name,
+            mask_secrets(config, password_keys(self.plugins, config)),
+            list(range(len(tasks))),
+            self.worker.connector_type(config),
         )
 
     def connector_config(self, name: str) -> dict[str, str]:
-        return dict(self._require(name))
+        config = self._require(name)
+        return mask_secrets(config, password_keys(self.plugins, config))
 
     def put_connector_config(
         self,
@@ -250,6 +255,9 @@ class StandaloneHerder:
                 f"doesn't match connector name in the URL ({name})"
             )
         config["name"] = name
+        stored = self.configs.snapshot().connectors.get(name)
+        if stored:  # a config read back with its secrets masked keeps them
+            config = restore_secrets(config, stored, password_keys(self.plugins, config))
         infos = validate_connector_config(self.plugins, config)
         if infos["error_count"]:
             raise BadRequestError(invalid_config_message(infos))
@@ -308,9 +316,10 @@ class StandaloneHerder:
         )
 
     def task_configs(self, name: str) -> list[TaskInfo]:
-        self._require(name)
+        config = self._require(name)
+        keys = password_keys(self.plugins, config)
         tasks = self.configs.snapshot().tasks.get(name, [])
-        return [TaskInfo(name, i, dict(c)) for i, c in enumerate(tasks)]
+        return [TaskInfo(name, i, mask_secrets(c, keys)) for i, c in enumerate(tasks)]
 
     def task_status(self, name: str, task: int) -> TaskState:
         self._require(name)

@@ -3,6 +3,7 @@ tests, the way httpx ships MockTransport)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -120,3 +121,41 @@ class FailingSourceTask(SourceTask):
 
     def stop(self) -> None:
         return None
+
+
+class SecretSource(SourceConnector):
+    """A source with a PASSWORD key (for masking tests); its task sends nothing."""
+
+    CONFIG = (
+        ConfigDef()
+        .define("topic", ConfigType.STRING, "secret-topic")
+        .define("connection.password", ConfigType.PASSWORD, None)
+    )
+
+    def config(self) -> ConfigDef:
+        return self.CONFIG
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.CONFIG.parse(props)
+        self.props = dict(props)
+
+    def task_class(self) -> type:
+        return SecretSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        return None
+
+
+class SecretSourceTask(SourceTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        self._stopped = threading.Event()
+
+    def poll(self) -> list[SourceRecord] | None:
+        self._stopped.wait(0.1)
+        return None
+
+    def stop(self) -> None:
+        self._stopped.set()

@@ -254,3 +254,30 @@ def test_validation_checks_a_transforms_predicate_and_negate(start_herder) -> No
     assert bad["error_count"] == 2
     assert "nope" in errors["transforms.f.predicate"][0]
     assert errors["transforms.f.negate"] == ["Expected value to be either true or false"]
+
+
+def test_password_values_are_never_echoed_or_logged(start_herder, caplog) -> None:
+    caplog.set_level("DEBUG")
+    herder = start_herder()
+    secret = "s3cr3t-value-1234"
+    config = {
+        "connector.class": "tests.connect.plugins_for_tests.SecretSource",
+        "connection.password": secret,
+    }
+    herder.put_connector_config("sec", config, allow_replace=False)
+    wait_until(lambda: herder.task_configs("sec"))
+    assert herder.connector_config("sec")["connection.password"] == "[hidden]"
+    assert herder.connector_info("sec").config["connection.password"] == "[hidden]"
+    assert herder.task_configs("sec")[0].config["connection.password"] == "[hidden]"
+    infos = herder.validate_connector_config({**config, "name": "sec"})
+    shown = {c["value"]["name"]: c["value"]["value"] for c in infos["configs"]}
+    assert shown["connection.password"] == "[hidden]"
+    # A config read back (masked) and PUT again keeps the stored secret.
+    again = {**herder.connector_config("sec"), "topic": "other"}
+    herder.put_connector_config("sec", again, allow_replace=True)
+    stored = herder.configs.snapshot().connectors["sec"]
+    assert stored["connection.password"] == secret and stored["topic"] == "other"
+    # Placeholders are not secrets: they stay visible.
+    herder.patch_connector_config("sec", {"connection.password": "${env:DB_PASSWORD}"})
+    assert herder.connector_config("sec")["connection.password"] == "${env:DB_PASSWORD}"
+    assert secret not in caplog.text
