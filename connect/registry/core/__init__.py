@@ -1,0 +1,83 @@
+"""The registry core: Confluent Schema Registry's subjects, versions, ids, configs and
+modes, kept in the compacted `_schemas` topic of the log and rebuilt by replaying it.
+Only the topic's reader changes the state; several instances over one log agree."""
+
+from connect.registry.core.errors import (
+    ImportIdMismatchError,
+    IncompatibleSchemaError,
+    InvalidCompatibilityLevelError,
+    InvalidModeError,
+    InvalidRequestError,
+    InvalidSchemaError,
+    InvalidSubjectError,
+    InvalidVersionError,
+    NotFoundError,
+    OperationNotPermittedError,
+    ReferenceExistsError,
+    RegistryError,
+    SchemaNotFoundError,
+    StoreError,
+    SubjectConfigNotFoundError,
+    SubjectModeNotFoundError,
+    SubjectNotFoundError,
+    SubjectNotSoftDeletedError,
+    SubjectSoftDeletedError,
+    VersionNotFoundError,
+    VersionNotSoftDeletedError,
+    VersionSoftDeletedError,
+)
+from connect.registry.core.levels import (
+    DEFAULT_LEVEL,
+    LATEST,
+    LEVELS,
+    MODES,
+    SCHEMA_TYPES,
+    parse_level,
+    parse_mode,
+    parse_schema_type,
+    parse_version,
+)
+from connect.registry.core.records import Reference, SchemaRecord
+from connect.registry.core.registry import SchemaRegistry, SchemaRequest
+from connect.registry.core.state import SubjectConfig
+from connect.registry.core.store import SCHEMAS_TOPIC
+
+__all__ = [
+    "DEFAULT_LEVEL",
+    "LATEST",
+    "LEVELS",
+    "MODES",
+    "SCHEMAS_TOPIC",
+    "SCHEMA_TYPES",
+    "ImportIdMismatchError",
+    "IncompatibleSchemaError",
+    "InvalidCompatibilityLevelError",
+    "InvalidModeError",
+    "InvalidRequestError",
+    "InvalidSchemaError",
+    "InvalidSubjectError",
+    "InvalidVersionError",
+    "NotFoundError",
+    "OperationNotPermittedError",
+    "Reference",
+    "ReferenceExistsError",
+    "RegistryError",
+    "SchemaNotFoundError",
+    "SchemaRecord",
+    "SchemaRegistry",
+    "SchemaRequest",
+    "StoreError",
+    "SubjectConfig",
+    "SubjectConfigNotFoundError",
+    "SubjectModeNotFoundError",
+    "SubjectNotFoundError",
+    "SubjectNotSoftDeletedError",
+    "SubjectSoftDeletedError",
+    "VersionNotFoundError",
+    "VersionNotSoftDeletedError",
+    "VersionSoftDeletedError",
+    "parse_level",
+    "parse_mode",
+    "parse_schema_type",
+    "parse_version",
+]
