@@ -45,7 +45,9 @@ from connect.api.config import ConfigDef, ConfigType, Importance, at_least, one_
 from connect.api.data import Schema
 from connect.api.errors import DataError
 from connect.api.headers import Headers
-from connect.api.plugins import Converter, HeaderConverter, SchemaAndValue
+from connect.api.plugins import SchemaAndValue
+from connect.converters._base import CONVERTER_TYPE_CONFIG as CONVERTER_TYPE_CONFIG
+from connect.converters._base import DataHeaderConverter, converter_type, define_type
 from connect.converters._batch import pairs
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
 from connect.converters.json_schema import schema_from_json, schema_to_json
@@ -78,7 +80,6 @@ REPLACE_NULL_WITH_DEFAULT_DOC = (
     "Whether to replace fields that have a default value and that are null to the default "
     "value. When set to true, the default value is used, otherwise null is used."
 )
-CONVERTER_TYPE_CONFIG = "converter.type"
 CONVERTER_TYPE_DOC = (
     "How this converter will be used: key, value or header. Set by the worker; a "
     "converter configured as a header converter without it is a header converter."
@@ -110,7 +111,7 @@ class _Reader(NamedTuple):
 
 def config_def() -> ConfigDef:
     """The JsonConverter's keys (Kafka's JsonConverterConfig)."""
-    return (
+    return define_type(
         ConfigDef()
         .define(
             SCHEMAS_ENABLE_CONFIG,
@@ -155,19 +156,12 @@ def config_def() -> ConfigDef:
             group="Serialization",
             order_in_group=2,
             display_name="Replace null with default",
-        )
-        .define(
-            CONVERTER_TYPE_CONFIG,
-            ConfigType.STRING,
-            None,
-            one_of("key", "value", "header"),
-            Importance.LOW,
-            CONVERTER_TYPE_DOC,
-        )
+        ),
+        CONVERTER_TYPE_DOC,
     )
 
 
-class JsonConverter(Converter, HeaderConverter):
+class JsonConverter(DataHeaderConverter):
     """Connect data ⇄ JSON bytes in Kafka's format (see the module docstring)."""
 
     def __init__(self) -> None:
@@ -193,10 +187,7 @@ class JsonConverter(Converter, HeaderConverter):
         self._cache_size = max(1, parsed[SCHEMAS_CACHE_SIZE_CONFIG])
         self.numeric_decimals = parsed[DECIMAL_FORMAT_CONFIG].upper() == "NUMERIC"
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
-        if is_key is not None:
-            self.converter_type = "key" if is_key else "value"
-        else:
-            self.converter_type = (parsed[CONVERTER_TYPE_CONFIG] or "header").lower()
+        self.converter_type = converter_type(parsed, is_key)
         self._writers.clear()
         self._last_schema = self._last_writer = None
         self._schemas_by_json.clear()
@@ -405,13 +396,3 @@ class JsonConverter(Converter, HeaderConverter):
         except DataError as exc:
             raise ConversionError(topic, str(exc), direction=FROM_BYTES) from exc
         return pairs(schema, payloads)
-
-    # ------------------------------------------------------------ as a HeaderConverter
-
-    def from_connect_header(
-        self, topic: str, key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)

@@ -20,10 +20,9 @@ joined bytes), which is what makes a keyed-by-integer pipeline cheap.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from connect.api.config import ConfigDef, ConfigType, Importance, one_of
 from connect.api.data import (
     OPTIONAL_BOOLEAN_SCHEMA,
     OPTIONAL_FLOAT32_SCHEMA,
@@ -34,7 +33,8 @@ from connect.api.data import (
     Schema,
 )
 from connect.api.headers import Headers
-from connect.api.plugins import Converter, HeaderConverter, SchemaAndValue
+from connect.api.plugins import SchemaAndValue
+from connect.converters._base import DataHeaderConverter
 from connect.converters._batch import pairs
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
 
@@ -50,7 +50,25 @@ __all__ = [
 _NONE = type(None)
 
 
-class _NumberConverter(Converter, HeaderConverter):
+def _wrong_type(topic: str, type_name: str, value: Any) -> ConversionError:
+    return ConversionError(
+        topic,
+        f"failed to serialize to {type_name} (was {type(value).__name__})",
+        direction=TO_BYTES,
+    )
+
+
+def _check_size(topic: str, type_name: str, size: int, data: bytes) -> None:
+    if len(data) != size:
+        raise ConversionError(
+            topic,
+            f"size of data received by the {type_name} deserializer is not {size} "
+            f"(got {len(data)} bytes)",
+            direction=FROM_BYTES,
+        )
+
+
+class _NumberConverter(DataHeaderConverter):
     """One fixed-size big-endian format; subclasses name it."""
 
     FORMAT: ClassVar[str]
@@ -63,26 +81,9 @@ class _NumberConverter(Converter, HeaderConverter):
         self._struct = struct.Struct(self.FORMAT)
         self._null = SchemaAndValue(self.SCHEMA, None)
 
-    def config(self) -> ConfigDef:
-        return ConfigDef().define(
-            "converter.type",
-            ConfigType.STRING,
-            None,
-            one_of("key", "value", "header"),
-            Importance.LOW,
-            "How this converter will be used: key, value or header.",
-        )
-
-    def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
-        self.config().parse(configs)
-
     def _check(self, topic: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, self.ACCEPTS):
-            raise ConversionError(
-                topic,
-                f"failed to serialize to {self.TYPE_NAME} (was {type(value).__name__})",
-                direction=TO_BYTES,
-            )
+            raise _wrong_type(topic, self.TYPE_NAME, value)
         if self.RANGE is not None and not self.RANGE[0] <= value <= self.RANGE[1]:
             raise ConversionError(
                 topic, f"{value} is out of range for {self.TYPE_NAME}", direction=TO_BYTES
@@ -116,13 +117,7 @@ class _NumberConverter(Converter, HeaderConverter):
     ) -> SchemaAndValue:
         if data is None:
             return self._null
-        if len(data) != self._struct.size:
-            raise ConversionError(
-                topic,
-                f"size of data received by the {self.TYPE_NAME} deserializer is not "
-                f"{self._struct.size} (got {len(data)} bytes)",
-                direction=FROM_BYTES,
-            )
+        _check_size(topic, self.TYPE_NAME, self._struct.size, data)
         return SchemaAndValue(self.SCHEMA, self._struct.unpack(data)[0])
 
     def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> list[SchemaAndValue]:
@@ -133,14 +128,6 @@ class _NumberConverter(Converter, HeaderConverter):
         except TypeError:  # a None among them
             pass
         return [self.to_connect_data(topic, d) for d in data]
-
-    def from_connect_header(
-        self, topic: str, key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)
 
 
 class ShortConverter(_NumberConverter):
@@ -199,22 +186,9 @@ class DoubleConverter(_NumberConverter):
     ACCEPTS = (float, int)
 
 
-class BooleanConverter(Converter, HeaderConverter):
+class BooleanConverter(DataHeaderConverter):
     """One byte, 0x01 for true and 0x00 for false (Kafka's BooleanSerializer); reading
     any other byte, or more than one, is an error."""
-
-    def config(self) -> ConfigDef:
-        return ConfigDef().define(
-            "converter.type",
-            ConfigType.STRING,
-            None,
-            one_of("key", "value", "header"),
-            Importance.LOW,
-            "How this converter will be used: key, value or header.",
-        )
-
-    def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
-        self.config().parse(configs)
 
     def from_connect_data(
         self,
@@ -229,11 +203,7 @@ class BooleanConverter(Converter, HeaderConverter):
             return b"\x01"
         if value is False:
             return b"\x00"
-        raise ConversionError(
-            topic,
-            f"failed to serialize to boolean (was {type(value).__name__})",
-            direction=TO_BYTES,
-        )
+        raise _wrong_type(topic, "boolean", value)
 
     def from_connect_batch(
         self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
@@ -247,13 +217,7 @@ class BooleanConverter(Converter, HeaderConverter):
     ) -> SchemaAndValue:
         if data is None:
             return SchemaAndValue(OPTIONAL_BOOLEAN_SCHEMA, None)
-        if len(data) != 1:
-            raise ConversionError(
-                topic,
-                f"size of data received by the boolean deserializer is not 1 "
-                f"(got {len(data)} bytes)",
-                direction=FROM_BYTES,
-            )
+        _check_size(topic, "boolean", 1, data)
         byte = data[0]
         if byte > 1:
             raise ConversionError(
@@ -270,11 +234,3 @@ class BooleanConverter(Converter, HeaderConverter):
         except (KeyError, TypeError):
             return [self.to_connect_data(topic, d) for d in data]
         return pairs(OPTIONAL_BOOLEAN_SCHEMA, values)
-
-    def from_connect_header(
-        self, topic: str, key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)

@@ -23,11 +23,17 @@ import decimal as _decimal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connect.api.config import ConfigDef, ConfigType, Importance, one_of
+from connect.api.config import ConfigDef, ConfigType, Importance
 from connect.api.data import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA, Schema, Struct, Type
 from connect.api.errors import ConfigError
 from connect.api.headers import Headers
-from connect.api.plugins import Converter, HeaderConverter, SchemaAndValue
+from connect.api.plugins import SchemaAndValue
+from connect.converters._base import CONVERTER_TYPE_CONFIG as CONVERTER_TYPE_CONFIG
+from connect.converters._base import (
+    DataHeaderConverter,
+    converter_type,
+    define_type,
+)
 from connect.converters._batch import pairs
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
 from connect.converters.json_values import java_double
@@ -37,7 +43,6 @@ __all__ = ["ByteArrayConverter", "StringConverter", "java_string"]
 ENCODING_CONFIG = "converter.encoding"
 ENCODING_DEFAULT = "UTF-8"
 ENCODING_DOC = "The name of the Java character set to use for encoding strings as byte arrays."
-CONVERTER_TYPE_CONFIG = "converter.type"
 
 _NULL_BYTES = SchemaAndValue(OPTIONAL_BYTES_SCHEMA, None)
 _NULL_STRING = SchemaAndValue(OPTIONAL_STRING_SCHEMA, None)
@@ -82,9 +87,8 @@ def _check_encoding(name: str, value: Any) -> None:
 
 
 def _string_config() -> ConfigDef:
-    return (
-        ConfigDef()
-        .define(
+    return define_type(
+        ConfigDef().define(
             ENCODING_CONFIG,
             ConfigType.STRING,
             ENCODING_DEFAULT,
@@ -95,18 +99,10 @@ def _string_config() -> ConfigDef:
             order_in_group=1,
             display_name="Character encoding",
         )
-        .define(
-            CONVERTER_TYPE_CONFIG,
-            ConfigType.STRING,
-            None,
-            one_of("key", "value", "header"),
-            Importance.LOW,
-            "How this converter will be used: key, value or header.",
-        )
     )
 
 
-class StringConverter(Converter, HeaderConverter):
+class StringConverter(DataHeaderConverter):
     """Strings in a character encoding (see the module docstring)."""
 
     def __init__(self) -> None:
@@ -127,10 +123,7 @@ class StringConverter(Converter, HeaderConverter):
         parsed = _string_config().parse(props)
         self.encoding = codecs.lookup(parsed[ENCODING_CONFIG]).name
         self._utf8 = self.encoding == "utf-8"
-        if is_key is not None:
-            self.converter_type = "key" if is_key else "value"
-        else:
-            self.converter_type = (parsed[CONVERTER_TYPE_CONFIG] or "header").lower()
+        self.converter_type = converter_type(parsed, is_key)
 
     def from_connect_data(
         self,
@@ -180,30 +173,9 @@ class StringConverter(Converter, HeaderConverter):
             return pairs(OPTIONAL_STRING_SCHEMA, texts)
         return [self.to_connect_data(topic, d) for d in data]
 
-    def from_connect_header(
-        self, topic: str, key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
 
-    def to_connect_header(self, topic: str, key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)
-
-
-class ByteArrayConverter(Converter, HeaderConverter):
+class ByteArrayConverter(DataHeaderConverter):
     """Raw bytes, untouched (see the module docstring)."""
-
-    def config(self) -> ConfigDef:
-        return ConfigDef().define(
-            CONVERTER_TYPE_CONFIG,
-            ConfigType.STRING,
-            None,
-            one_of("key", "value", "header"),
-            Importance.LOW,
-            "How this converter will be used: key, value or header.",
-        )
-
-    def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
-        self.config().parse(configs)
 
     def from_connect_data(
         self,
@@ -245,14 +217,6 @@ class ByteArrayConverter(Converter, HeaderConverter):
 
     def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> list[SchemaAndValue]:
         return pairs(OPTIONAL_BYTES_SCHEMA, data)
-
-    def from_connect_header(
-        self, topic: str, key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)
 
 
 def _all_bytes_schemas(schemas: Sequence[Schema | None]) -> bool:
