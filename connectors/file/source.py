@@ -187,25 +187,16 @@ class FileStreamSourceTask(SourceTask):
         start, stop = self._next, min(self._next + self.batch_size, len(self._lines))
         self._next = stop
         partition, topic = self.partition, self.topic
+        values = [line.decode("utf-8", errors="replace") for line in self._lines[start:stop]]
         if partition is None:  # stdin: no offsets
-            return [
-                SourceRecord(
-                    topic=topic,
-                    value_schema=STRING_SCHEMA,
-                    value=line.decode("utf-8", errors="replace"),
-                )
-                for line in self._lines[start:stop]
-            ]
-        return [
-            SourceRecord(
-                topic=topic,
-                value_schema=STRING_SCHEMA,
-                value=line.decode("utf-8", errors="replace"),
-                source_partition=partition,
-                source_offset={"position": end},
-            )
-            for line, end in zip(self._lines[start:stop], self._ends[start:stop], strict=True)
-        ]
+            return SourceRecord.batch(topic, values, value_schema=STRING_SCHEMA)
+        return SourceRecord.batch(
+            topic,
+            values,
+            value_schema=STRING_SCHEMA,
+            source_partition=partition,
+            source_offsets=[{"position": end} for end in self._ends[start:stop]],
+        )
 
     def stop(self) -> None:
         self._stopped.set()

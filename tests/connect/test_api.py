@@ -158,3 +158,35 @@ def test_records_new_record_keeps_positions() -> None:
     )
     assert moved.kafka_offset == 5
     assert moved.topic_partition == ("t", 1)
+
+
+def test_source_record_batch_equals_records_built_one_by_one() -> None:
+    from dataclasses import fields
+
+    from connect.api import STRING_SCHEMA, SourceRecord
+
+    partition = {"filename": "f"}
+    offsets = [{"position": 3}, {"position": 7}]
+    batch = SourceRecord.batch(
+        "t",
+        ["a", "b"],
+        value_schema=STRING_SCHEMA,
+        source_partition=partition,
+        source_offsets=offsets,
+    )
+    single = [
+        SourceRecord(
+            topic="t",
+            value_schema=STRING_SCHEMA,
+            value=v,
+            source_partition=partition,
+            source_offset=o,
+        )
+        for v, o in zip(["a", "b"], offsets, strict=True)
+    ]
+    assert batch == single
+    assert batch[0].headers is not batch[1].headers  # each record owns its headers
+    for rec in batch:
+        for f in fields(SourceRecord):  # a new field must be set by batch() too
+            getattr(rec, f.name)
+    assert SourceRecord.batch("t", ["x"])[0] == SourceRecord(topic="t", value="x")
