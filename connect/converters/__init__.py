@@ -71,3 +71,5 @@ for _short, _kafka_package, _module in _PLUGINS:
     ALIASES[_short] = f"{_module}:{_short}"
     ALIASES[f"{_kafka_package}.{_short}"] = f"{_module}:{_short}"
 del _short, _kafka_package, _module
+ALIASES["AvroConverter"] = "connect.converters.avro.converter:AvroConverter"
+ALIASES["io.confluent.connect.avro.AvroConverter"] = "connect.converters.avro.converter:AvroConverter"

@@ -1,0 +1,621 @@
+"""Connect schemas ⇄ Avro schemas, the mapping Confluent's AvroData uses.
+
+Connect → Avro (`to_avro`):
+
+| Connect                      | Avro                                                        |
+| int8 / int16                 | `int` with `"connect.type": "int8"` / `"int16"`             |
+| int32, int64                 | `int`, `long`                                               |
+| float32, float64             | `float`, `double`                                           |
+| boolean, string, bytes       | `boolean`, `string`, `bytes`                                |
+| Decimal (bytes)              | `bytes`, `scale`, `precision` (`connect.decimal.precision`  |
+|                              | or 64), `logicalType: decimal`                              |
+| Date / Time / Timestamp      | `int` date / `int` time-millis / `long` timestamp-millis    |
+| array                        | `array` of the item schema                                  |
+| map, keys a required string  | `map` of the value schema                                   |
+| map, any other keys          | `array` of records `MapEntry` {key, value}                  |
+| struct                       | `record` named by the schema name (`a.b.C` → namespace     |
+|                              | `a.b`, name `C`), or `io.confluent.connect.avro.ConnectDefault` |
+| optional T                   | union `["null", T]`, or `[T, "null"]` when T has a default  |
+
+Every non-union Avro schema also carries the Connect metadata as properties:
+`connect.doc`, `connect.version`, `connect.parameters` (all parameters, strings),
+`connect.default` (a schema default, unless it came from an Avro field default),
+`connect.name` and `connect.type`; parameters whose name starts with `avro` are copied
+as properties too. Record fields get Avro defaults: the field schema's default, or null
+for an optional field. A struct's `io.confluent.connect.avro.record.doc` and
+`io.confluent.connect.avro.field.doc.<field>` parameters become Avro docs.
+
+Avro → Connect (`to_connect`) reverses this, and maps what Connect cannot say directly:
+an enum becomes a string with the `io.confluent.connect.avro.Enum` parameters, a fixed
+becomes bytes with `connect.fixed.size`, a union other than null-and-one-type becomes a
+struct named `io.confluent.connect.avro.Union` with one optional field per branch, and
+logical types other than the four above read as their underlying type. The functions
+are pure; the converter caches their results per schema object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from connect.api.data import Schema, Struct, Type
+from connect.api.errors import DataError
+from connect.api.logical import Date, Decimal, Time, Timestamp
+
+__all__ = [
+    "AVRO_TYPE_ENUM",
+    "AVRO_TYPE_UNION",
+    "NAMESPACE",
+    "default_from_avro",
+    "default_to_avro",
+    "record_full_name",
+    "to_avro",
+    "to_connect",
+]
+
+NAMESPACE = "io.confluent.connect.avro"
+DEFAULT_SCHEMA_NAME = "ConnectDefault"
+DEFAULT_SCHEMA_FULL_NAME = f"{NAMESPACE}.{DEFAULT_SCHEMA_NAME}"
+MAP_ENTRY_TYPE_NAME = "MapEntry"
+KEY_FIELD = "key"
+VALUE_FIELD = "value"
+
+CONNECT_NAME_PROP = "connect.name"
+CONNECT_DOC_PROP = "connect.doc"
+CONNECT_VERSION_PROP = "connect.version"
+CONNECT_DEFAULT_VALUE_PROP = "connect.default"
+CONNECT_PARAMETERS_PROP = "connect.parameters"
+CONNECT_INTERNAL_TYPE_NAME = "connect.internal.type"
+CONNECT_TYPE_PROP = "connect.type"
+CONNECT_FIXED_SIZE_PROP = "connect.fixed.size"
+CONNECT_DECIMAL_PRECISION_PROP = "connect.decimal.precision"
+DECIMAL_PRECISION_DEFAULT = 64
+AVRO_RECORD_DOC_PROP = f"{NAMESPACE}.record.doc"
+AVRO_FIELD_DOC_PREFIX_PROP = f"{NAMESPACE}.field.doc."
+AVRO_FIELD_DEFAULT_FLAG_PROP = f"{NAMESPACE}.field.default"
+AVRO_ENUM_DOC_PREFIX_PROP = f"{NAMESPACE}.enum.doc."
+AVRO_ENUM_DEFAULT_PREFIX_PROP = f"{NAMESPACE}.enum.default."
+AVRO_TYPE_UNION = f"{NAMESPACE}.Union"
+AVRO_TYPE_ENUM = f"{NAMESPACE}.Enum"
+
+_PRIMITIVE_TO_AVRO = {
+    Type.INT8: "int",
+    Type.INT16: "int",
+    Type.INT32: "int",
+    Type.INT64: "long",
+    Type.FLOAT32: "float",
+    Type.FLOAT64: "double",
+    Type.BOOLEAN: "boolean",
+    Type.STRING: "string",
+    Type.BYTES: "bytes",
+}
+_LOGICAL_TO_AVRO = {
+    Date.LOGICAL_NAME: "date",
+    Time.LOGICAL_NAME: "time-millis",
+    Timestamp.LOGICAL_NAME: "timestamp-millis",
+}
+# Names we generate for unnamed structs: "ConnectDefault", "ConnectDefault2", …
+_GENERATED_NAME = re.compile(re.escape(NAMESPACE) + r"\.(ConnectDefault|MapEntry)\d*")
+_NO_DEFAULT: Any = object()  # "this Avro field has no default" (null is a default)
+
+
+# ---------------------------------------------------------------- Connect → Avro
+
+
+class _FromConnect:
+    """State of one conversion: the named types already written, so a second use of
+    the same struct refers to it by name (Avro forbids defining a name twice)."""
+
+    def __init__(self, *, enhanced: bool) -> None:
+        self.enhanced = enhanced
+        self.defined: dict[str, Any] = {}  # full name → the Connect schema it stands for
+
+    def claim(self, namespace: str | None, name: str, schema: Any, *, generated: bool) -> Any:
+        """The name to define (str), or the full name to refer to (a 1-tuple)."""
+        n = 1
+        while True:
+            candidate = name if n == 1 else f"{name}{n}"
+            full = f"{namespace}.{candidate}" if namespace else candidate
+            known = self.defined.get(full)
+            if known is None:
+                self.defined[full] = schema
+                return candidate
+            if known == schema:
+                return (full,)
+            if not generated:
+                raise DataError(f"two different schemas are both named {full!r}")
+            n += 1
+
+
+def _split_name(full: str) -> tuple[str | None, str]:
+    namespace, dot, name = full.rpartition(".")
+    return (namespace if dot else None), name
+
+
+def to_avro(schema: Schema, *, enhanced: bool = False) -> Any:
+    """The Avro schema (JSON-ready: str, dict or list) for a Connect schema."""
+    return _from_connect(schema, _FromConnect(enhanced=enhanced), ignore_optional=False)
+
+
+def _from_connect(schema: Schema, ctx: _FromConnect, *, ignore_optional: bool) -> Any:
+    t = schema.type
+    params = schema.parameters or {}
+    connect_type: str | None = None
+    base: Any
+    if t is Type.STRUCT and schema.name == AVRO_TYPE_UNION:
+        branches: list[Any] = ["null"] if schema.optional else []
+        for f in schema.fields:
+            branches.append(_from_connect(f.schema, ctx, ignore_optional=True))
+        return branches
+    if t in (Type.INT8, Type.INT16):
+        connect_type = t.value
+        base = {"type": "int"}
+    elif t is Type.STRING and ctx.enhanced and AVRO_TYPE_ENUM in params:
+        enum_name = params[AVRO_TYPE_ENUM]
+        namespace, short = _split_name(enum_name)
+        prefix = AVRO_TYPE_ENUM + "."
+        symbols = [v for k, v in params.items() if k.startswith(prefix)]
+        base = {"type": "enum", "name": short}
+        if namespace:
+            base["namespace"] = namespace
+        if AVRO_ENUM_DOC_PREFIX_PROP + short in params:
+            base["doc"] = params[AVRO_ENUM_DOC_PREFIX_PROP + short]
+        base["symbols"] = symbols
+        if AVRO_ENUM_DEFAULT_PREFIX_PROP + short in params:
+            base["default"] = params[AVRO_ENUM_DEFAULT_PREFIX_PROP + short]
+    elif t is Type.BYTES and ctx.enhanced and CONNECT_FIXED_SIZE_PROP in params and schema.name:
+        namespace, short = _split_name(schema.name)
+        base = {"type": "fixed", "name": short}
+        if namespace:
+            base["namespace"] = namespace
+        base["size"] = int(params[CONNECT_FIXED_SIZE_PROP])
+    elif t.is_primitive:
+        base = {"type": _PRIMITIVE_TO_AVRO[t]}
+        if t is Type.BYTES and schema.name == Decimal.LOGICAL_NAME:
+            base["scale"] = Decimal.scale(schema)
+            base["precision"] = int(
+                params.get(CONNECT_DECIMAL_PRECISION_PROP, DECIMAL_PRECISION_DEFAULT)
+            )
+    elif t is Type.ARRAY:
+        assert schema.value_schema is not None
+        items = _from_connect(schema.value_schema, ctx, ignore_optional=False)
+        base = {"type": "array", "items": items}
+    elif t is Type.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        keys = schema.key_schema
+        if keys.type is Type.STRING and not keys.optional:
+            values = _from_connect(schema.value_schema, ctx, ignore_optional=False)
+            base = {"type": "map", "values": values}
+        else:
+            if schema.name is None:
+                namespace, short, internal = NAMESPACE, MAP_ENTRY_TYPE_NAME, False
+            else:
+                (namespace, short), internal = _split_name(schema.name), True
+            claimed = ctx.claim(
+                namespace, short, ("map", keys, schema.value_schema), generated=not internal
+            )
+            if isinstance(claimed, tuple):
+                entry: Any = claimed[0]
+            else:
+                entry = {"type": "record", "name": claimed}
+                if namespace:
+                    entry["namespace"] = namespace
+                entry["fields"] = [
+                    _field(KEY_FIELD, keys, None, ctx),
+                    _field(VALUE_FIELD, schema.value_schema, None, ctx),
+                ]
+                if internal:
+                    entry[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
+            base = {"type": "array", "items": entry}
+    else:  # struct
+        required = schema.with_(optional=False, default=None) if schema.optional else schema
+        if schema.name is None:
+            namespace, short, generated = NAMESPACE, DEFAULT_SCHEMA_NAME, True
+        else:
+            (namespace, short), generated = _split_name(schema.name), False
+        claimed = ctx.claim(namespace, short, required, generated=generated)
+        if isinstance(claimed, tuple):
+            # A reference: the metadata was written where the name was defined.
+            return _optional(claimed[0], schema, ignore_optional)
+        base = {"type": "record", "name": claimed}
+        if namespace:
+            base["namespace"] = namespace
+        if AVRO_RECORD_DOC_PROP in params:
+            base["doc"] = params[AVRO_RECORD_DOC_PROP]
+        base["fields"] = [
+            _field(f.name, f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name), ctx)
+            for f in schema.fields
+        ]
+    # Connect metadata as properties.
+    if schema.doc is not None:
+        base[CONNECT_DOC_PROP] = schema.doc
+    if schema.version is not None:
+        base[CONNECT_VERSION_PROP] = schema.version
+    if params:
+        base[CONNECT_PARAMETERS_PROP] = dict(params)
+    if schema.default is not None and AVRO_FIELD_DEFAULT_FLAG_PROP not in params:
+        base[CONNECT_DEFAULT_VALUE_PROP] = default_to_avro(schema, schema.default)
+    if schema.name is not None:
+        base[CONNECT_NAME_PROP] = schema.name
+    if connect_type is not None:
+        base[CONNECT_TYPE_PROP] = connect_type
+    if schema.name == Decimal.LOGICAL_NAME:
+        base["logicalType"] = "decimal"
+    elif schema.name in _LOGICAL_TO_AVRO:
+        base["logicalType"] = _LOGICAL_TO_AVRO[schema.name]
+    for key, value in params.items():
+        if key.startswith("avro"):
+            base[key] = value
+    avro: Any = base["type"] if len(base) == 1 else base
+    return _optional(avro, schema, ignore_optional)
+
+
+def _optional(avro: Any, schema: Schema, ignore_optional: bool) -> Any:
+    if ignore_optional or not schema.optional:
+        return avro
+    return [avro, "null"] if schema.default is not None else ["null", avro]
+
+
+def _field(name: str, schema: Schema, doc: str | None, ctx: _FromConnect) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "type": _from_connect(schema, ctx, ignore_optional=False)}
+    if doc is not None:
+        out["doc"] = doc
+    if schema.default is not None:
+        out["default"] = default_to_avro(schema, schema.default)
+    elif schema.optional:
+        out["default"] = None
+    return out
+
+
+def default_to_avro(schema: Schema, value: Any) -> Any:
+    """A Connect value as the JSON of an Avro default (bytes as ISO-8859-1 text)."""
+    if value is None:
+        return None
+    name = schema.name
+    if name == Decimal.LOGICAL_NAME:
+        return Decimal.from_logical(schema, value).decode("iso-8859-1")
+    if name == Date.LOGICAL_NAME:
+        return Date.from_logical(schema, value)
+    if name == Time.LOGICAL_NAME:
+        return Time.from_logical(schema, value)
+    if name == Timestamp.LOGICAL_NAME:
+        return Timestamp.from_logical(schema, value)
+    t = schema.type
+    if t is Type.BYTES:
+        return bytes(value).decode("iso-8859-1")
+    if t is Type.ARRAY:
+        assert schema.value_schema is not None
+        return [default_to_avro(schema.value_schema, v) for v in value]
+    if t is Type.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        if schema.key_schema.type is Type.STRING and not schema.key_schema.optional:
+            return {k: default_to_avro(schema.value_schema, v) for k, v in value.items()}
+        return [
+            {
+                KEY_FIELD: default_to_avro(schema.key_schema, k),
+                VALUE_FIELD: default_to_avro(schema.value_schema, v),
+            }
+            for k, v in value.items()
+        ]
+    if t is Type.STRUCT:
+        if not isinstance(value, Struct):
+            raise DataError(f"the default of struct {schema.name or ''} must be a Struct")
+        return {f.name: default_to_avro(f.schema, value.get(f.name)) for f in schema.fields}
+    return value
+
+
+def record_full_name(avro: Any) -> str | None:
+    """The full name of a record schema (the subject of RecordNameStrategy), else None."""
+    if isinstance(avro, dict) and avro.get("type") == "record":
+        name = avro["name"]
+        namespace = avro.get("namespace")
+        return name if "." in name or not namespace else f"{namespace}.{name}"
+    return None
+
+
+# ---------------------------------------------------------------- Avro → Connect
+
+
+def to_connect(avro: Any, *, version: int | None = None) -> Schema:
+    """The Connect schema for a parsed Avro schema (fastavro's `parse_schema` output:
+    full names, named types referenced by full name). `version` (a registry version)
+    fills in the Connect version when the schema carries no `connect.version`."""
+    return _ToConnect().convert(avro, version=version)
+
+
+class _ToConnect:
+    def __init__(self) -> None:
+        self.named: dict[str, Any] = {}  # full name → its parsed Avro definition
+        self.in_progress: set[str] = set()
+
+    def convert(
+        self,
+        avro: Any,
+        *,
+        optional: bool = False,
+        field_default: Any = _NO_DEFAULT,
+        version: int | None = None,
+    ) -> Schema:
+        has_field_default = field_default is not _NO_DEFAULT
+        if isinstance(avro, str):
+            avro = self.named.get(avro, {"type": avro})
+        if isinstance(avro, list):
+            return self._union(
+                avro,
+                optional=optional,
+                field_default=field_default,
+                has_field_default=has_field_default,
+            )
+        kind = avro["type"]
+        if isinstance(kind, (dict, list)):
+            return self.convert(kind, optional=optional, field_default=field_default)
+        if kind in self.named and kind not in ("record", "enum", "fixed"):
+            return self.convert(self.named[kind], optional=optional, field_default=field_default)
+        logical = avro.get("logicalType")
+        params: dict[str, str] = {}
+        name: str | None = None
+        schema_version: int | None = None
+        fields: list[tuple[str, Schema]] = []
+        key_schema = value_schema = None
+        if kind in ("record", "enum", "fixed"):
+            full = avro["name"]
+            if full in self.in_progress:
+                raise DataError(f"recursive Avro type {full!r} has no Connect equivalent")
+            self.named[full] = avro
+        if kind == "boolean":
+            t = Type.BOOLEAN
+        elif kind in ("bytes", "fixed"):
+            t = Type.BYTES
+            if kind == "fixed":
+                params[CONNECT_FIXED_SIZE_PROP] = str(avro["size"])
+                name = avro["name"]
+            if logical == "decimal":
+                scale = avro.get("scale", 0)
+                if not isinstance(scale, int):
+                    raise DataError("scale must be specified and must be a number")
+                params[Decimal.SCALE_FIELD] = str(scale)
+                precision = avro.get("precision")
+                if precision is not None and precision != DECIMAL_PRECISION_DEFAULT:
+                    params[CONNECT_DECIMAL_PRECISION_PROP] = str(precision)
+                name, schema_version = Decimal.LOGICAL_NAME, 1
+        elif kind == "double":
+            t = Type.FLOAT64
+        elif kind == "float":
+            t = Type.FLOAT32
+        elif kind == "int":
+            connect_type = avro.get(CONNECT_TYPE_PROP)
+            t = Type.INT32
+            if logical == "date":
+                name, schema_version = Date.LOGICAL_NAME, 1
+            elif logical == "time-millis":
+                name, schema_version = Time.LOGICAL_NAME, 1
+            elif connect_type is not None and logical is None:
+                if connect_type not in ("int8", "int16"):
+                    raise DataError(f"unknown connect.type {connect_type!r} on an Avro int")
+                t = Type(connect_type)
+        elif kind == "long":
+            t = Type.INT64
+            if logical == "timestamp-millis":
+                name, schema_version = Timestamp.LOGICAL_NAME, 1
+        elif kind == "string":
+            t = Type.STRING
+        elif kind == "enum":
+            t = Type.STRING
+            short = avro["name"].rpartition(".")[2]
+            if avro.get("doc") is not None:
+                params[AVRO_ENUM_DOC_PREFIX_PROP + short] = avro["doc"]
+            if avro.get("default") is not None:
+                params[AVRO_ENUM_DEFAULT_PREFIX_PROP + short] = avro["default"]
+            params[AVRO_TYPE_ENUM] = avro["name"]
+            for symbol in avro["symbols"]:
+                params[f"{AVRO_TYPE_ENUM}.{symbol}"] = symbol
+            name = avro["name"]
+        elif kind == "array":
+            items = avro["items"]
+            entry = self.named.get(items, items) if isinstance(items, str) else items
+            if _is_map_entry(entry):
+                t = Type.MAP
+                self.convert(items)  # registers the entry's name
+                by_name = {f["name"]: f for f in entry["fields"]}
+                if len(entry["fields"]) != 2 or set(by_name) != {KEY_FIELD, VALUE_FIELD}:
+                    raise DataError(
+                        "Found map encoded as array of key-value pairs, but array elements "
+                        "do not match the expected format."
+                    )
+                key_schema = self.convert(by_name[KEY_FIELD]["type"])
+                value_schema = self.convert(by_name[VALUE_FIELD]["type"])
+            else:
+                t = Type.ARRAY
+                value_schema = self.convert(items)
+        elif kind == "map":
+            t = Type.MAP
+            key_schema = Schema(Type.STRING)
+            value_schema = self.convert(avro["values"])
+        elif kind == "record":
+            t = Type.STRUCT
+            self.in_progress.add(avro["name"])
+            if avro.get("doc") is not None:
+                params[AVRO_RECORD_DOC_PROP] = avro["doc"]
+            for f in avro["fields"]:
+                if f.get("doc") is not None:
+                    params[AVRO_FIELD_DOC_PREFIX_PROP + f["name"]] = f["doc"]
+                fdefault = f.get("default", _NO_DEFAULT)
+                fields.append((f["name"], self.convert(f["type"], field_default=fdefault)))
+            self.in_progress.discard(avro["name"])
+            name = avro["name"]
+        elif kind == "null":
+            raise DataError("Standalone null schemas are not supported by this converter")
+        else:
+            raise DataError(f"Couldn't translate unsupported schema type {kind}.")
+
+        doc = avro.get(CONNECT_DOC_PROP)
+        connect_version = avro.get(CONNECT_VERSION_PROP)
+        if connect_version is not None:
+            if not isinstance(connect_version, int) or isinstance(connect_version, bool):
+                raise DataError(f"Invalid Connect version found: {connect_version}")
+            if schema_version is not None and schema_version != connect_version:
+                raise DataError(
+                    f"Mismatched versions: {schema_version} differs from {connect_version}"
+                )
+            schema_version = connect_version
+        elif schema_version is None and version is not None:
+            schema_version = version
+        connect_params = avro.get(CONNECT_PARAMETERS_PROP)
+        if connect_params is not None:
+            if not isinstance(connect_params, Mapping):
+                raise DataError(
+                    f"Expected JSON object for schema parameters but found: {connect_params}"
+                )
+            for k, v in connect_params.items():
+                if not isinstance(v, str):
+                    raise DataError(f"Expected schema parameter values to be strings: {v!r}")
+                params[k] = v
+        for k, v in avro.items():
+            if k.startswith("avro"):
+                params[k] = v if isinstance(v, str) else str(v)
+        connect_name = avro.get(CONNECT_NAME_PROP)
+        if connect_name is not None:
+            if not isinstance(connect_name, str):
+                raise DataError(f"Invalid schema name: {connect_name}")
+            if name is not None and name != connect_name and kind not in ("record", "enum"):
+                raise DataError(f"Mismatched names: {name} differs from {connect_name}")
+            name = connect_name
+        if name is not None and (
+            name == DEFAULT_SCHEMA_FULL_NAME or _GENERATED_NAME.fullmatch(name)
+        ):
+            name = None
+        schema = Schema(
+            t,
+            optional=optional,
+            name=name,
+            version=schema_version,
+            doc=doc,
+            parameters=params,
+            key_schema=key_schema,
+            value_schema=value_schema,
+        )
+        if fields:
+            schema = Schema.struct(
+                fields,
+                name=name,
+                optional=optional,
+                version=schema_version,
+                doc=doc,
+                parameters=params,
+            )
+        elif t is Type.STRUCT:
+            schema = Schema.struct(
+                (),
+                name=name,
+                optional=optional,
+                version=schema_version,
+                doc=doc,
+                parameters=params,
+            )
+        # Defaults: an Avro field default wins over `connect.default`.
+        connect_default = avro.get(CONNECT_DEFAULT_VALUE_PROP)
+        if has_field_default and field_default is not None:
+            # Marks a default that came from the Avro field, so writing the schema back
+            # does not add a `connect.default` for it (a null default needs no mark).
+            if connect_default is None:
+                params = {**params, AVRO_FIELD_DEFAULT_FLAG_PROP: "true"}
+                schema = schema.with_(parameters=params)
+            default_json = field_default
+        elif has_field_default:
+            default_json = None
+        else:
+            default_json = connect_default
+        if default_json is not None:
+            schema = schema.with_(default=default_from_avro(schema, default_json))
+        return schema
+
+    def _union(
+        self, branches: list[Any], *, optional: bool, field_default: Any, has_field_default: bool
+    ) -> Schema:
+        if len(branches) == 2 and "null" in branches:
+            other = branches[0] if branches[1] == "null" else branches[1]
+            return self.convert(other, optional=True, field_default=field_default)
+        fields: list[tuple[str, Schema]] = []
+        is_optional = optional
+        for branch in branches:
+            if branch == "null":
+                is_optional = True
+                continue
+            member = self.convert(branch, optional=True)
+            field_name = _union_field_name(branch, self.named)
+            if any(n == field_name for n, _ in fields):
+                raise DataError("Multiple union schemas map to the Connect union field name")
+            fields.append((field_name, member))
+        return Schema.struct(fields, name=AVRO_TYPE_UNION, optional=is_optional)
+
+
+def _union_field_name(branch: Any, named: Mapping[str, Any]) -> str:
+    if isinstance(branch, str):
+        if branch in named:
+            return branch.rpartition(".")[2]
+        return branch
+    kind = branch["type"]
+    if kind in ("record", "enum", "fixed"):
+        return str(branch["name"]).rpartition(".")[2]
+    if isinstance(kind, str) and kind in named:
+        return kind.rpartition(".")[2]
+    return str(kind)
+
+
+def _is_map_entry(avro: Any) -> bool:
+    if not isinstance(avro, dict) or avro.get("type") != "record":
+        return False
+    name = str(avro.get("name", ""))
+    return (
+        name == f"{NAMESPACE}.{MAP_ENTRY_TYPE_NAME}"
+        or bool(_GENERATED_NAME.fullmatch(name) and MAP_ENTRY_TYPE_NAME in name)
+        or avro.get(CONNECT_INTERNAL_TYPE_NAME) == MAP_ENTRY_TYPE_NAME
+    )
+
+
+def default_from_avro(schema: Schema, value: Any) -> Any:
+    """The JSON of an Avro default as a Connect value of `schema`."""
+    if value is None:
+        return None
+    name = schema.name
+    try:
+        if name == Decimal.LOGICAL_NAME:
+            if isinstance(value, str):
+                value = value.encode("iso-8859-1")
+            return Decimal.to_logical(schema, value)
+        if name == Date.LOGICAL_NAME:
+            return Date.to_logical(schema, int(value))
+        if name == Time.LOGICAL_NAME:
+            return Time.to_logical(schema, int(value))
+        if name == Timestamp.LOGICAL_NAME:
+            return Timestamp.to_logical(schema, int(value))
+        t = schema.type
+        if t is Type.BYTES:
+            return value.encode("iso-8859-1") if isinstance(value, str) else bytes(value)
+        if t in (Type.FLOAT32, Type.FLOAT64):
+            return float(value)
+        if t is Type.ARRAY:
+            assert schema.value_schema is not None
+            return [default_from_avro(schema.value_schema, v) for v in value]
+        if t is Type.MAP:
+            assert schema.key_schema is not None and schema.value_schema is not None
+            if isinstance(value, list):
+                return {
+                    default_from_avro(schema.key_schema, e[KEY_FIELD]): default_from_avro(
+                        schema.value_schema, e[VALUE_FIELD]
+                    )
+                    for e in value
+                }
+            return {k: default_from_avro(schema.value_schema, v) for k, v in value.items()}
+        if t is Type.STRUCT:
+            if schema.name == AVRO_TYPE_UNION:
+                return None  # a union default is its first branch: not representable here
+            out = Struct(schema)
+            for f in schema.fields:
+                if f.name in value:
+                    out._values[f.index] = default_from_avro(f.schema, value[f.name])
+            return out
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise DataError(f"invalid default {value!r} for {schema!r}: {exc}") from exc
+    return value
