@@ -72,4 +72,4 @@ for _short, _kafka_package, _module in _PLUGINS:
     ALIASES[f"{_kafka_package}.{_short}"] = f"{_module}:{_short}"
 del _short, _kafka_package, _module
 ALIASES["AvroConverter"] = "connect.converters.avro.converter:AvroConverter"
-ALIASES["io.confluent.connect.avro.AvroConverter"] = "connect.converters.avro.converter:AvroConverter"
+ALIASES["io.confluent.connect.avro.AvroConverter"] = ALIASES["AvroConverter"]
