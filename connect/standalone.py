@@ -2,7 +2,8 @@
 
 Start-up (numbered as in `start`):
 1. parse the worker config (a bad key fails here, naming it);
-2. open the embedded log at `log.dir`;
+2. open the embedded log at `log.dir`, and with `schema.registry.enable` serve the
+   schema registry over it (before the connectors, whose converters may use it);
 3. start the herder: it replays configs, offsets and statuses and starts connectors;
 4. apply the connector configs given on the command line (create or update);
 5. serve the REST API.
@@ -96,10 +97,16 @@ class StandaloneWorker:
         self.log: FileLog | None = None
         self.herder: StandaloneHerder | None = None
         self.rest: Any = None
+        self.registry: Any = None
 
     def start(self) -> None:
         # Steps 1 and 2 (the config was parsed by load_worker_config)
         self.log = FileLog(self.config["log.dir"])
+        if self.config.get("schema.registry.enable"):
+            from connect.registry.rest.service import RegistryService
+
+            self.registry = RegistryService(self.config, self.log)
+            self.registry.start()
         host, port = self._listener()
         worker_id = self.config.get("worker.id") or f"{host}:{port}"
         # Step 3
@@ -136,5 +143,7 @@ class StandaloneWorker:
             self.rest.stop()
         if self.herder is not None:
             self.herder.stop()
+        if self.registry is not None:
+            self.registry.stop()
         if self.log is not None:
             self.log.close()

@@ -216,6 +216,58 @@ WORKER_CONFIG = (
         Importance.LOW,
         "This worker's id in statuses (default: host:port of its REST listener).",
     )
+    .define(
+        "schema.registry.enable",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Run the embedded schema registry (Confluent's REST API, state in the log's "
+        "schema.registry.topic) inside this worker.",
+    )
+    .define(
+        "schema.registry.listeners",
+        ConfigType.LIST,
+        "http://127.0.0.1:8081",
+        None,
+        Importance.LOW,
+        "Where the embedded schema registry listens (only http; the first is served); "
+        "nothing listens beyond loopback unless configured.",
+    )
+    .define(
+        "schema.registry.basic.auth.users.file",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.MEDIUM,
+        "File of user:password lines; when set, the schema registry requires HTTP basic "
+        "auth.",
+    )
+    .define(
+        "schema.registry.topic",
+        ConfigType.STRING,
+        "_schemas",
+        non_empty_string,
+        Importance.LOW,
+        "Compacted topic of the registry's state (Confluent's kafkastore.topic).",
+    )
+    .define(
+        "schema.registry.compatibility.level",
+        ConfigType.STRING,
+        "BACKWARD",
+        one_of(
+            "NONE",
+            "BACKWARD",
+            "BACKWARD_TRANSITIVE",
+            "FORWARD",
+            "FORWARD_TRANSITIVE",
+            "FULL",
+            "FULL_TRANSITIVE",
+        ),
+        Importance.LOW,
+        "Compatibility level of subjects without their own, until PUT /config sets one "
+        "(Confluent's schema.compatibility.level).",
+    )
 )
 
 _CONNECTOR_GROUP = "Common"

@@ -259,7 +259,8 @@ class SchemaRegistry:
         if level not in TRANSITIVE:
             history = history[-1:]  # the non-transitive levels look at the latest only
         existing = [self.parser.stored(r) for r in history]
-        return list(check_level(level, new=candidate, existing=existing))
+        versions = [r.version for r in history]
+        return list(check_level(level, new=candidate, existing=existing, versions=versions))
 
     # ---------------------------------------------------------------- register
 
