@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean postgres
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,9 +19,13 @@ run: $(STAMP)
 	$(BIN)/python -m connect.demo
 
 ## Install what the tests need and run the whole suite (lint included).
-test: $(STAMP)
+test: $(STAMP) postgres
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+## PostgreSQL's server binaries for the `postgres` tests (installed from Debian when missing).
+postgres:
+	scripts/ensure-postgres
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

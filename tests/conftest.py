@@ -60,3 +60,8 @@ def subprocess_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+# A private PostgreSQL server (`postgres_server`) and a fresh database per test
+# (`postgres_url`) for tests marked `postgres`.
+pytest_plugins = ["tests.pg"]
