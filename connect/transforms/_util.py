@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from connect.api import (
     ConfigDef,
@@ -29,8 +29,10 @@ from connect.api import (
 
 __all__ = [
     "REPLACE_NULL_WITH_DEFAULT",
+    "Configured",
     "KeySide",
     "SchemaCache",
+    "SchemaCaching",
     "ValueSide",
     "copy_basics",
     "define_replace_null",
@@ -218,6 +220,39 @@ def require_schema(schema: Schema | None, purpose: str) -> Schema:
 
 
 # -------------------------------------------------------------------- config
+
+
+class Configured:
+    """Mixin for a transform or predicate whose keys are declared once, in `_CONFIG`:
+    `config()` returns it, and `configure()` parses the configs against it and hands the
+    values to `_configure(parsed)`, which takes the settings (default: none)."""
+
+    _CONFIG: ClassVar[ConfigDef] = ConfigDef()
+
+    def config(self) -> ConfigDef:
+        return self._CONFIG
+
+    def configure(self, configs: Mapping[str, Any]) -> None:
+        self._configure(self._CONFIG.parse(configs))
+
+    def _configure(self, parsed: dict[str, Any]) -> None:
+        """Take the parsed settings (see the class docstring)."""
+
+
+class SchemaCaching(Configured):
+    """Configured, for the transforms that derive schemas: `_schemas` caches them and is
+    emptied on every configure (they depend on the settings), and `_replace_null`
+    follows `replace.null.with.default` when `_CONFIG` declares it (true otherwise)."""
+
+    def __init__(self) -> None:
+        self._replace_null = True
+        self._schemas: SchemaCache[Any] = SchemaCache()
+
+    def configure(self, configs: Mapping[str, Any]) -> None:
+        parsed = self._CONFIG.parse(configs)
+        self._configure(parsed)
+        self._replace_null = parsed.get(REPLACE_NULL_WITH_DEFAULT, True)
+        self._schemas.clear()
 
 
 def define_replace_null(cdef: ConfigDef) -> ConfigDef:

@@ -25,7 +25,7 @@ import decimal
 import math
 import re
 import struct as _struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from connect.api import (
@@ -44,9 +44,9 @@ from connect.api import Date as DateType
 from connect.api import Time as TimeType
 from connect.api import Timestamp as TimestampType
 from connect.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT,
     KeySide,
     SchemaCache,
+    SchemaCaching,
     ValueSide,
     copy_basics,
     define_replace_null,
@@ -290,7 +290,7 @@ def cast_value(schema: Schema | None, value: Any, target: Type) -> Any:
 # ----------------------------------------------------------------- transform
 
 
-class Cast(Transformation[ConnectRecord]):
+class Cast(SchemaCaching, Transformation[ConnectRecord]):
     """Cast fields, or the whole key or value, to another primitive type."""
 
     _CONFIG = define_replace_null(
@@ -306,20 +306,15 @@ class Cast(Transformation[ConnectRecord]):
         )
     )
 
+    _schemas: SchemaCache[tuple[Schema, tuple[Type | None, ...]]]
+
     def __init__(self) -> None:
+        super().__init__()
         self._casts: dict[str, Type] = {}
         self._whole: Type | None = None
-        self._replace_null = True
-        self._schemas: SchemaCache[tuple[Schema, tuple[Type | None, ...]]] = SchemaCache()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._casts, self._whole = parse_spec(SPEC_CONFIG, parsed[SPEC_CONFIG])
-        self._replace_null = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self._schemas.clear()
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         schema = self.operating_schema(record)  # type: ignore[attr-defined]

@@ -5,7 +5,6 @@ extracts as null. A null key or value stays null (with the field's schema)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
@@ -21,9 +20,9 @@ from connect.api import (
 )
 from connect.transforms._util import (
     FIELD_SYNTAX_VERSION,
-    REPLACE_NULL_WITH_DEFAULT,
     KeySide,
     SchemaCache,
+    SchemaCaching,
     ValueSide,
     define_field_syntax,
     define_replace_null,
@@ -38,7 +37,7 @@ FIELD_CONFIG = "field"
 _PURPOSE = "field extraction"
 
 
-class ExtractField(Transformation[ConnectRecord]):
+class ExtractField(SchemaCaching, Transformation[ConnectRecord]):
     """Replace the key or value with its field `field` (a path under V2 syntax)."""
 
     _CONFIG = define_replace_null(
@@ -52,21 +51,16 @@ class ExtractField(Transformation[ConnectRecord]):
         )
     )
 
+    _schemas: SchemaCache[tuple[tuple[int, ...], Schema]]
+
     def __init__(self) -> None:
+        super().__init__()
         self._path: tuple[str, ...] = ()
-        self._replace_null = True
-        self._schemas: SchemaCache[tuple[tuple[int, ...], Schema]] = SchemaCache()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._path = parse_field_path(
             FIELD_CONFIG, parsed[FIELD_CONFIG], parsed[FIELD_SYNTAX_VERSION]
         )
-        self._replace_null = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self._schemas.clear()
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         schema = self.operating_schema(record)  # type: ignore[attr-defined]

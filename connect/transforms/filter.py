@@ -6,22 +6,14 @@ On its own it drops everything; it is meant to run under a predicate
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from connect.api import ConfigDef, ConnectRecord, Transformation
+from connect.api import ConnectRecord, Transformation
+from connect.transforms._util import Configured
 
 __all__ = ["Filter"]
 
 
-class Filter(Transformation[ConnectRecord]):
+class Filter(Configured, Transformation[ConnectRecord]):
     """Drops the record (returns None). No configuration."""
-
-    def config(self) -> ConfigDef:
-        return ConfigDef()
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        pass
 
     def apply(self, record: ConnectRecord) -> None:
         return None

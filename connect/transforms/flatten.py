@@ -27,6 +27,7 @@ from connect.api import (
 from connect.transforms._util import (
     KeySide,
     SchemaCache,
+    SchemaCaching,
     ValueSide,
     make_struct,
     require_map,
@@ -43,7 +44,7 @@ _PURPOSE = "flattening"
 _Path = tuple[int, ...]
 
 
-class Flatten(Transformation[ConnectRecord]):
+class Flatten(SchemaCaching, Transformation[ConnectRecord]):
     """Flatten nested structs or maps into a single level."""
 
     _CONFIG = ConfigDef().define(
@@ -56,16 +57,14 @@ class Flatten(Transformation[ConnectRecord]):
         "field names for the output record",
     )
 
+    _schemas: SchemaCache[tuple[Schema, tuple[_Path, ...]]]
+
     def __init__(self) -> None:
+        super().__init__()
         self._delimiter = "."
-        self._schemas: SchemaCache[tuple[Schema, tuple[_Path, ...]]] = SchemaCache()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        self._delimiter = self._CONFIG.parse(configs)[DELIMITER_CONFIG]
-        self._schemas.clear()
+    def _configure(self, parsed: dict[str, Any]) -> None:
+        self._delimiter = parsed[DELIMITER_CONFIG]
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         value = self.operating_value(record)  # type: ignore[attr-defined]

@@ -3,7 +3,6 @@ which copies or moves fields of the key or value into headers."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
@@ -26,9 +25,10 @@ from connect.api import (
     one_of,
 )
 from connect.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT,
+    Configured,
     KeySide,
     SchemaCache,
+    SchemaCaching,
     ValueSide,
     define_replace_null,
     field_values,
@@ -48,7 +48,7 @@ FIELDS_CONFIG = "fields"
 OPERATION_CONFIG = "operation"
 
 
-class DropHeaders(Transformation[ConnectRecord]):
+class DropHeaders(Configured, Transformation[ConnectRecord]):
     """Remove every header whose name is in `headers`."""
 
     _CONFIG = ConfigDef().define(
@@ -62,11 +62,8 @@ class DropHeaders(Transformation[ConnectRecord]):
     def __init__(self) -> None:
         self._names: frozenset[str] = frozenset()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        self._names = frozenset(self._CONFIG.parse(configs)[HEADERS_CONFIG])
+    def _configure(self, parsed: dict[str, Any]) -> None:
+        self._names = frozenset(parsed[HEADERS_CONFIG])
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         names = self._names
@@ -105,7 +102,7 @@ def parse_literal(text: str) -> tuple[Schema, Any]:
     return STRING_SCHEMA, text
 
 
-class InsertHeader(Transformation[ConnectRecord]):
+class InsertHeader(Configured, Transformation[ConnectRecord]):
     """Add a header `header` whose value is the literal `value.literal`."""
 
     _CONFIG = (
@@ -129,11 +126,7 @@ class InsertHeader(Transformation[ConnectRecord]):
         self._schema: Schema = STRING_SCHEMA
         self._value: Any = None
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._header = parsed[HEADER_CONFIG]
         if self._header is None:
             raise ConfigError(HEADER_CONFIG, None, "a header name is required")
@@ -147,7 +140,7 @@ class InsertHeader(Transformation[ConnectRecord]):
         return record.new_record(headers=headers)  # type: ignore[attr-defined]
 
 
-class HeaderFrom(Transformation[ConnectRecord]):
+class HeaderFrom(SchemaCaching, Transformation[ConnectRecord]):
     """Copy (`operation=copy`) or move (`operation=move`) the fields `fields` of the
     key or value into the headers named by `headers`, pairwise. Moving also removes
     the fields, from the schema too. The header takes the field's schema."""
@@ -181,18 +174,15 @@ class HeaderFrom(Transformation[ConnectRecord]):
         )
     )
 
+    _schemas: SchemaCache[Schema]
+
     def __init__(self) -> None:
+        super().__init__()
         self._pairs: tuple[tuple[str, str], ...] = ()
         self._fields: frozenset[str] = frozenset()
         self._move = False
-        self._replace_null = True
-        self._schemas: SchemaCache[Schema] = SchemaCache()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         fields, headers = parsed[FIELDS_CONFIG], parsed[HEADERS_CONFIG]
         if len(fields) != len(headers):
             raise ConfigError(
@@ -204,8 +194,6 @@ class HeaderFrom(Transformation[ConnectRecord]):
         self._pairs = tuple(zip(fields, headers, strict=True))
         self._fields = frozenset(fields)
         self._move = parsed[OPERATION_CONFIG] == "move"
-        self._replace_null = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self._schemas.clear()
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         schema = self.operating_schema(record)  # type: ignore[attr-defined]

@@ -4,7 +4,6 @@ per input schema."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
@@ -16,14 +15,14 @@ from connect.api import (
     Struct,
     Transformation,
 )
-from connect.transforms._util import KeySide, SchemaCache, ValueSide, make_struct
+from connect.transforms._util import KeySide, SchemaCache, SchemaCaching, ValueSide, make_struct
 
 __all__ = ["HoistField", "HoistFieldKey", "HoistFieldValue"]
 
 FIELD_CONFIG = "field"
 
 
-class HoistField(Transformation[ConnectRecord]):
+class HoistField(SchemaCaching, Transformation[ConnectRecord]):
     """Wrap the data in a Struct (when a schema is present) or a map."""
 
     _CONFIG = ConfigDef().define(
@@ -34,16 +33,14 @@ class HoistField(Transformation[ConnectRecord]):
         "resulting Struct or Map.",
     )
 
+    _schemas: SchemaCache[Schema]
+
     def __init__(self) -> None:
+        super().__init__()
         self._field = ""
-        self._schemas: SchemaCache[Schema] = SchemaCache()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        self._field = self._CONFIG.parse(configs)[FIELD_CONFIG]
-        self._schemas.clear()
+    def _configure(self, parsed: dict[str, Any]) -> None:
+        self._field = parsed[FIELD_CONFIG]
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         schema = self.operating_schema(record)  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ delete stays a delete.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from connect.api import (
@@ -27,9 +27,9 @@ from connect.api import (
     validate_value,
 )
 from connect.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT,
     KeySide,
     SchemaCache,
+    SchemaCaching,
     ValueSide,
     define_replace_null,
     field_values,
@@ -93,7 +93,7 @@ def _key(name: str, doc: str) -> tuple[str, ConfigType, Any, None, Importance, s
     return (name, ConfigType.STRING, None, None, Importance.MEDIUM, doc)
 
 
-class InsertField(Transformation[ConnectRecord]):
+class InsertField(SchemaCaching, Transformation[ConnectRecord]):
     """Insert record metadata and/or a static string as fields."""
 
     _CONFIG = define_replace_null(
@@ -111,16 +111,13 @@ class InsertField(Transformation[ConnectRecord]):
         .define(*_key(STATIC_VALUE, "Static field value, if field name configured."))
     )
 
+    _schemas: SchemaCache[Schema]
+
     def __init__(self) -> None:
+        super().__init__()
         self._inserts: tuple[_Insertion, ...] = ()
-        self._replace_null = True
-        self._schemas: SchemaCache[Schema] = SchemaCache()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         inserts = []
 
         def add(key: str, schema: Schema, getter: Callable[[ConnectRecord], Any]) -> None:
@@ -139,8 +136,6 @@ class InsertField(Transformation[ConnectRecord]):
             inserts.append(_Insertion(name, schema, lambda r: r.timestamp, _timestamp))
         add(STATIC_FIELD, Schema(Type.STRING), _string(parsed[STATIC_VALUE]))
         self._inserts = tuple(inserts)
-        self._replace_null = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self._schemas.clear()
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         value = self.operating_value(record)  # type: ignore[attr-defined]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
@@ -29,6 +28,7 @@ from connect.api import Decimal as DecimalType
 from connect.api import Time as TimeType
 from connect.api import Timestamp as TimestampType
 from connect.transforms._util import (
+    Configured,
     KeySide,
     ValueSide,
     make_struct,
@@ -121,7 +121,7 @@ def _replace(value: Any, replacement: str, schema: Schema | None) -> Any:
     raise DataError(f"Cannot mask value of type {type(value).__name__} with custom replacement.")
 
 
-class MaskField(Transformation[ConnectRecord]):
+class MaskField(Configured, Transformation[ConnectRecord]):
     """Mask the listed fields."""
 
     _CONFIG = (
@@ -148,11 +148,7 @@ class MaskField(Transformation[ConnectRecord]):
         self._fields: frozenset[str] = frozenset()
         self._replacement: str | None = None
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._fields = frozenset(parsed[FIELDS_CONFIG])
         self._replacement = parsed[REPLACEMENT_CONFIG]
 

@@ -4,7 +4,6 @@ applies to a record (`transforms.<alias>.predicate`, optionally negated)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
@@ -15,7 +14,7 @@ from connect.api import (
     Predicate,
     non_empty_string,
 )
-from connect.transforms._util import java_regex, regex_validator
+from connect.transforms._util import Configured, java_regex, regex_validator
 
 __all__ = ["HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"]
 
@@ -23,7 +22,7 @@ PATTERN_CONFIG = "pattern"
 NAME_CONFIG = "name"
 
 
-class TopicNameMatches(Predicate[ConnectRecord]):
+class TopicNameMatches(Configured, Predicate[ConnectRecord]):
     """True when the whole topic name matches the Java regex `pattern`."""
 
     _CONFIG = ConfigDef().define(
@@ -38,11 +37,7 @@ class TopicNameMatches(Predicate[ConnectRecord]):
     def __init__(self) -> None:
         self._pattern: re.Pattern[str] | None = None
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._pattern = java_regex(PATTERN_CONFIG, parsed[PATTERN_CONFIG])
 
     def test(self, record: ConnectRecord) -> bool:
@@ -51,7 +46,7 @@ class TopicNameMatches(Predicate[ConnectRecord]):
         return topic is not None and self._pattern.fullmatch(topic) is not None
 
 
-class HasHeaderKey(Predicate[ConnectRecord]):
+class HasHeaderKey(Configured, Predicate[ConnectRecord]):
     """True when the record has at least one header named `name`."""
 
     _CONFIG = ConfigDef().define(
@@ -65,25 +60,16 @@ class HasHeaderKey(Predicate[ConnectRecord]):
     def __init__(self) -> None:
         self._name = ""
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        self._name = self._CONFIG.parse(configs)[NAME_CONFIG]
+    def _configure(self, parsed: dict[str, Any]) -> None:
+        self._name = parsed[NAME_CONFIG]
 
     def test(self, record: ConnectRecord) -> bool:
         name = self._name
         return any(header.key == name for header in record.headers)
 
 
-class RecordIsTombstone(Predicate[ConnectRecord]):
+class RecordIsTombstone(Configured, Predicate[ConnectRecord]):
     """True when the record's value is null (a tombstone)."""
-
-    def config(self) -> ConfigDef:
-        return ConfigDef()
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        pass
 
     def test(self, record: ConnectRecord) -> bool:
         return record.value is None

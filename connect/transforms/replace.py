@@ -21,9 +21,9 @@ from connect.api import (
     Transformation,
 )
 from connect.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT,
     KeySide,
     SchemaCache,
+    SchemaCaching,
     ValueSide,
     define_replace_null,
     field_values,
@@ -66,7 +66,7 @@ def _list_key(name: str, doc: str) -> tuple[str, ConfigType, Any, None, Importan
     return (name, ConfigType.LIST, "", None, Importance.MEDIUM, doc)
 
 
-class ReplaceField(Transformation[ConnectRecord]):
+class ReplaceField(SchemaCaching, Transformation[ConnectRecord]):
     """Filter or rename fields of a struct or map."""
 
     _CONFIG = define_replace_null(
@@ -91,27 +91,25 @@ class ReplaceField(Transformation[ConnectRecord]):
         .define(*_list_key(WHITELIST, f"Deprecated. Use {INCLUDE} instead."))
     )
 
+    _schemas: SchemaCache[tuple[Schema, tuple[int, ...]]]
+
     def __init__(self) -> None:
+        super().__init__()
         self._exclude: frozenset[str] = frozenset()
         self._include: frozenset[str] = frozenset()
         self._renames: dict[str, str] = {}
-        self._replace_null = True
-        self._schemas: SchemaCache[tuple[Schema, tuple[int, ...]]] = SchemaCache()
-
-    def config(self) -> ConfigDef:
-        return self._CONFIG
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         translated = dict(configs)
         for current, old in _DEPRECATED.items():  # the new name wins when both are set
             if current not in translated and old in translated:
                 translated[current] = translated[old]
-        parsed = self._CONFIG.parse(translated)
+        super().configure(translated)
+
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._exclude = frozenset(parsed[EXCLUDE])
         self._include = frozenset(parsed[INCLUDE])
         self._renames = parse_renames(RENAMES, parsed[RENAMES])
-        self._replace_null = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self._schemas.clear()
 
     def _keep(self, name: str) -> bool:
         return name not in self._exclude and (not self._include or name in self._include)

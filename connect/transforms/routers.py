@@ -10,13 +10,12 @@ write to time-bucketed tables or indexes.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from connect.api import ConfigDef, ConfigError, ConfigType, ConnectRecord, DataError, Importance
 from connect.api import Transformation as _Transformation
 from connect.transforms._dateformat import DateFormat, DateFormatError
-from connect.transforms._util import java_regex, regex_validator
+from connect.transforms._util import Configured, java_regex, regex_validator
 
 __all__ = ["RegexRouter", "TimestampRouter", "java_replacement"]
 
@@ -63,7 +62,7 @@ def java_replacement(name: str, replacement: str) -> str:
     return "".join(out)
 
 
-class RegexRouter(_Transformation[ConnectRecord]):
+class RegexRouter(Configured, _Transformation[ConnectRecord]):
     """Rename topics that match `regex` to `replacement`; others pass unchanged."""
 
     _CONFIG = (
@@ -87,11 +86,7 @@ class RegexRouter(_Transformation[ConnectRecord]):
         self._regex: re.Pattern[str] | None = None
         self._template = ""
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._regex = java_regex(REGEX_CONFIG, parsed[REGEX_CONFIG])
         self._template = java_replacement(REPLACEMENT_CONFIG, parsed[REPLACEMENT_CONFIG])
         # A reference to a group the regex lacks fails now, not on the first record.
@@ -109,7 +104,7 @@ class RegexRouter(_Transformation[ConnectRecord]):
         return record.new_record(topic=match.expand(self._template))  # type: ignore[attr-defined]
 
 
-class TimestampRouter(_Transformation[ConnectRecord]):
+class TimestampRouter(Configured, _Transformation[ConnectRecord]):
     """Route to `topic.format` with `${topic}` and `${timestamp}` filled in."""
 
     _CONFIG = (
@@ -136,11 +131,7 @@ class TimestampRouter(_Transformation[ConnectRecord]):
         self._topic_format = ""
         self._format: DateFormat | None = None
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._topic_format = parsed[TOPIC_FORMAT_CONFIG]
         try:
             self._format = DateFormat.compile(parsed[TIMESTAMP_FORMAT_CONFIG])

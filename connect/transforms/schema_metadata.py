@@ -4,7 +4,6 @@ schema; a struct value is re-pointed at the renamed schema."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
@@ -18,9 +17,9 @@ from connect.api import (
     Transformation,
 )
 from connect.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT,
     KeySide,
     SchemaCache,
+    SchemaCaching,
     ValueSide,
     define_replace_null,
     field_values,
@@ -34,7 +33,7 @@ SCHEMA_NAME_CONFIG = "schema.name"
 SCHEMA_VERSION_CONFIG = "schema.version"
 
 
-class SetSchemaMetadata(Transformation[ConnectRecord]):
+class SetSchemaMetadata(SchemaCaching, Transformation[ConnectRecord]):
     """Rename and/or re-version the schema; at least one of the two must be set."""
 
     _CONFIG = define_replace_null(
@@ -57,16 +56,13 @@ class SetSchemaMetadata(Transformation[ConnectRecord]):
         )
     )
 
+    _schemas: SchemaCache[Schema]
+
     def __init__(self) -> None:
+        super().__init__()
         self._changes: dict[str, Any] = {}
-        self._replace_null = True
-        self._schemas: SchemaCache[Schema] = SchemaCache()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         name, version = parsed[SCHEMA_NAME_CONFIG], parsed[SCHEMA_VERSION_CONFIG]
         if name is None and version is None:
             raise ConfigError(
@@ -77,8 +73,6 @@ class SetSchemaMetadata(Transformation[ConnectRecord]):
             self._changes["name"] = name
         if version is not None:
             self._changes["version"] = version
-        self._replace_null = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self._schemas.clear()
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         schema = require_schema(

@@ -16,7 +16,7 @@ value. A null field, key or value stays null.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from connect.api import (
@@ -36,9 +36,9 @@ from connect.api import Time as TimeType
 from connect.api import Timestamp as TimestampType
 from connect.transforms._dateformat import DateFormat, DateFormatError
 from connect.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT,
     KeySide,
     SchemaCache,
+    SchemaCaching,
     ValueSide,
     define_replace_null,
     field_values,
@@ -81,7 +81,7 @@ class _Translator(NamedTuple):
     from_ms: Callable[[int], Any]
 
 
-class TimestampConverter(Transformation[ConnectRecord]):
+class TimestampConverter(SchemaCaching, Transformation[ConnectRecord]):
     """Convert timestamps between string, unix, Date, Time and Timestamp."""
 
     _CONFIG = define_replace_null(
@@ -123,20 +123,17 @@ class TimestampConverter(Transformation[ConnectRecord]):
         )
     )
 
+    _schemas: SchemaCache[tuple[Schema, int, str]]
+
     def __init__(self) -> None:
+        super().__init__()
         self._field = ""
         self._target = TIMESTAMP
         self._format: DateFormat | None = None
         self._precision = (1, 1)
-        self._replace_null = True
         self._translators: dict[str, _Translator] = {}
-        self._schemas: SchemaCache[tuple[Schema, int, str]] = SchemaCache()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._field = parsed[FIELD_CONFIG] or ""
         self._target = parsed[TARGET_TYPE_CONFIG]
         pattern = parsed[FORMAT_CONFIG] or ""
@@ -160,9 +157,7 @@ class TimestampConverter(Transformation[ConnectRecord]):
         else:
             self._format = None
         self._precision = _PRECISIONS[parsed[UNIX_PRECISION_CONFIG]]
-        self._replace_null = parsed[REPLACE_NULL_WITH_DEFAULT]
         self._translators = self._build_translators()
-        self._schemas.clear()
 
     # ------------------------------------------------------------ the forms
 

@@ -4,7 +4,6 @@ The key schema is built once per value schema."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
@@ -17,8 +16,8 @@ from connect.api import (
     Transformation,
 )
 from connect.transforms._util import (
-    REPLACE_NULL_WITH_DEFAULT,
     SchemaCache,
+    SchemaCaching,
     define_replace_null,
     field_values,
     make_struct,
@@ -33,7 +32,7 @@ FIELDS_CONFIG = "fields"
 _PURPOSE = "copying fields from value to key"
 
 
-class ValueToKey(Transformation[ConnectRecord]):
+class ValueToKey(SchemaCaching, Transformation[ConnectRecord]):
     """Key := the value's `fields`. A null value (a tombstone) passes through."""
 
     _CONFIG = define_replace_null(
@@ -46,19 +45,14 @@ class ValueToKey(Transformation[ConnectRecord]):
         )
     )
 
+    _schemas: SchemaCache[tuple[Schema, tuple[int, ...]]]
+
     def __init__(self) -> None:
+        super().__init__()
         self._fields: tuple[str, ...] = ()
-        self._replace_null = True
-        self._schemas: SchemaCache[tuple[Schema, tuple[int, ...]]] = SchemaCache()
 
-    def config(self) -> ConfigDef:
-        return self._CONFIG
-
-    def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self._CONFIG.parse(configs)
+    def _configure(self, parsed: dict[str, Any]) -> None:
         self._fields = tuple(parsed[FIELDS_CONFIG])
-        self._replace_null = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self._schemas.clear()
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         value = record.value
