@@ -392,3 +392,10 @@ def test_reads_what_fastavro_writes_with_a_foreign_schema() -> None:
     either = value.get("either")
     assert either.schema.name == "io.confluent.connect.avro.Union"
     assert (either.get("int"), either.get("string")) == (None, "s")
+
+
+@pytest.mark.parametrize("name", ["AvroConverter", "io.confluent.connect.avro.AvroConverter"])
+def test_resolves_by_short_and_confluent_class_name(name: str) -> None:
+    from connect.plugins import Plugins
+
+    assert Plugins().resolve("converter", name) is AvroConverter
