@@ -222,15 +222,17 @@ def _strip_foreign_logical_types(avro: Any) -> Any:
 
 def compatibility_reasons(*, reader: str, writer: str) -> list[str] | None:
     """Why `reader` cannot read `writer` data (empty: it can), from the registry's own
-    Avro checker; None when that checker is not installed."""
+    Avro checker (Avro Java's rules); None when that package is not installed."""
     try:
-        from connect.registry.avro import compatibility  # type: ignore[attr-defined]
+        from connect.registry.avro import AvroSchema, check_compatibility
     except ImportError:
         return None
-    check = getattr(compatibility, "check", None) or getattr(compatibility, "can_read", None)
-    if check is None:
-        return None
-    return [str(reason) for reason in check(reader=reader, writer=writer)]
+    return [
+        str(reason)
+        for reason in check_compatibility(
+            reader=AvroSchema.parse(reader), writer=AvroSchema.parse(writer)
+        )
+    ]
 
 
 class AvroConverter(Converter):

@@ -399,3 +399,14 @@ def test_resolves_by_short_and_confluent_class_name(name: str) -> None:
     from connect.plugins import Plugins
 
     assert Plugins().resolve("converter", name) is AvroConverter
+
+
+def test_strict_latest_refuses_a_latest_schema_that_cannot_read_the_record() -> None:
+    pytest.importorskip("connect.registry.avro")
+    client = MemorySchemaRegistryClient()
+    v1 = Schema.struct([("a", INT32_SCHEMA)], name="x.R")
+    v2 = Schema.struct([("a", INT32_SCHEMA), ("b", STRING_SCHEMA)], name="x.R")  # no default
+    converter(client).from_connect_data("t", v2, Struct(v2, {"a": 1, "b": "z"}))
+    c = converter(client, **{"auto.register.schemas": "false", "use.latest.version": "true"})
+    with pytest.raises(ConversionError, match="cannot read"):
+        c.from_connect_data("t", v1, Struct(v1, {"a": 5}))
