@@ -10,6 +10,7 @@ from connect.converters import ALIASES
 from connect.plugins import Plugins
 
 KAFKA_NAMES = {
+    "io.confluent.connect.avro.AvroConverter": "AvroConverter",
     "org.apache.kafka.connect.json.JsonConverter": "JsonConverter",
     "org.apache.kafka.connect.storage.StringConverter": "StringConverter",
     "org.apache.kafka.connect.converters.ByteArrayConverter": "ByteArrayConverter",
