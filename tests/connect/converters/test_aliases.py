@@ -33,8 +33,9 @@ def test_kafka_and_short_names_resolve(kafka_name: str, short: str) -> None:
     assert plugins.resolve(kind, short) is cls
     instance = cls()
     assert instance.config() is not None
+    settings = {"schema.registry.url": "mock://aliases"} if short == "AvroConverter" else {}
     if isinstance(instance, Converter):
-        instance.configure({}, False)
+        instance.configure(settings, False)
     else:
         instance.configure({})
 
