@@ -12,6 +12,7 @@ _VERIFIABLE_SOURCE = "connectors.verifiable.source:VerifiableSourceConnector"
 _VERIFIABLE_SINK = "connectors.verifiable.sink:VerifiableSinkConnector"
 _MOCK_SOURCE = "connectors.mock.source:MockSourceConnector"
 _MOCK_SINK = "connectors.mock.sink:MockSinkConnector"
+_JDBC_SOURCE = "connectors.jdbc.source:JdbcSourceConnector"
 
 _PATHS: dict[str, str] = {
     "FileStreamSource": _FILE_SOURCE,
@@ -33,6 +34,9 @@ _PATHS: dict[str, str] = {
     "MockSink": _MOCK_SINK,
     "MockSinkConnector": _MOCK_SINK,
     "org.apache.kafka.connect.tools.MockSinkConnector": _MOCK_SINK,
+    "JdbcSource": _JDBC_SOURCE,
+    "JdbcSourceConnector": _JDBC_SOURCE,
+    "io.confluent.connect.jdbc.JdbcSourceConnector": _JDBC_SOURCE,
 }
 
 

@@ -1,0 +1,631 @@
+"""JdbcSource: query-based capture from any database SQLAlchemy reaches, with the
+configs, modes, source partitions and offsets of Confluent's JdbcSourceConnector.
+
+Each table (or one custom `query`) is polled every `poll.interval.ms` with a query
+chosen by `mode` (see `connectors.jdbc.source_querier` for the SQL):
+
+- `bulk`: the whole table each time (no offset);
+- `incrementing`: rows whose `incrementing.column.name` (default: the table's
+  autoincrement column) is above the last one — new rows only;
+- `timestamp`: rows whose `timestamp.column.name` (several columns: their COALESCE) is
+  after the last one — new and updated rows;
+- `timestamp+incrementing`: both, which makes the position exact even when many rows
+  share a timestamp.
+
+Records: topic `topic.prefix` + table name (the query: `topic.prefix` itself), value a
+Struct named after the table with one field per column (see `connectors.jdbc.types` for
+the mapping), no key. Source partition `{"protocol": "1", "table": "<fqn>"}` where fqn is
+`<database>.<schema>.<table>` on PostgreSQL and `<table>` on SQLite (Confluent's format;
+an offset stored under its older `{"table": "<name>"}` partition is read too), or
+`{"query": "query"}`. Offset `{"incrementing": n, "timestamp": ms, "timestamp_nanos":
+ns}` — the nanoseconds within the second keep the column's precision. A restart reads
+on from the offset of the last record committed: nothing lost, and in `incrementing`
+and `timestamp+incrementing` modes nothing repeated (in `timestamp` mode a group of
+rows sharing a timestamp may be read again).
+
+Tables: every table (`table.types`) in the database's user schemas, narrowed by
+`table.whitelist` / `table.include.list` or `table.blacklist` / `table.exclude.list`
+(entries match `table`, `schema.table` or the fqn). Tasks split the tables
+round-robin. The connector lists the tables again every `table.poll.interval.ms` and
+asks for new task configs when the set changed.
+
+What query-based capture cannot see (use log-based CDC, PostgresCdcSource, for these):
+
+- Deletes. A deleted row is simply no longer there; no mode emits anything for it
+  (soft deletes — a `deleted_at` column — turn them into updates it can see).
+- Intermediate states: a row updated twice between polls is read once, as it is now.
+- Rows committed late. A row's timestamp (or id) is taken when its statement runs,
+  but other sessions see it only at commit. A long transaction can commit a row with a
+  timestamp older than rows already read, and the offset has moved past it: it is never
+  read. `timestamp.delay.interval.ms` holds back rows younger than the delay (the upper
+  bound is the database's clock minus the delay), so any transaction shorter than the
+  delay commits before its rows are due. Sequences have the same problem in
+  `incrementing` mode, and no delay helps there.
+- Clocks: the bound uses the database's clock; timestamps written by clients with
+  other clocks, or in another zone than `db.timezone`, shift the window.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import zoneinfo
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from connect.api import (
+    NO_DEFAULT,
+    ConfigDef,
+    ConfigError,
+    ConfigType,
+    ConfigValue,
+    ConnectError,
+    Importance,
+    RetriableError,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    at_least,
+    one_of,
+)
+from connectors.jdbc.dialects import Dialect, TableId, check_connection, connect, dialect_for
+from connectors.jdbc.source_querier import Querier
+from connectors.jdbc.types import NUMERIC_MAPPINGS, from_epoch_offset
+
+__all__ = ["CONFIG", "JdbcSourceConnector", "JdbcSourceTask"]
+
+_log = logging.getLogger(__name__)
+
+MODES = ("bulk", "incrementing", "timestamp", "timestamp+incrementing")
+TABLES_CONFIG = "tables"  # the task's share, as JSON [[schema, table], ...]
+_DATABASE = "Database"
+_MODE = "Mode"
+_CONNECTOR = "Connector"
+
+
+def _zone(name: str, value: Any) -> None:
+    try:
+        zoneinfo.ZoneInfo(str(value))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(name, value, "not a known time zone") from None
+
+
+def _entries(name: str, value: Any) -> None:
+    for entry in value or []:
+        if not entry or "\x00" in entry:
+            raise ConfigError(name, value, "table names may not be empty")
+
+
+CONFIG = (
+    ConfigDef()
+    .define(
+        "connection.url",
+        ConfigType.STRING,
+        NO_DEFAULT,
+        None,
+        Importance.HIGH,
+        "SQLAlchemy URL of the database, e.g. sqlite:///data/shop.db or "
+        "postgresql+psycopg2://user@host:5432/db",
+        group=_DATABASE,
+    )
+    .define(
+        "connection.user",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.HIGH,
+        "Database user (overrides the URL's)",
+        group=_DATABASE,
+    )
+    .define(
+        "connection.password",
+        ConfigType.PASSWORD,
+        None,
+        None,
+        Importance.HIGH,
+        "Database password (overrides the URL's)",
+        group=_DATABASE,
+    )
+    .define(
+        "table.whitelist",
+        ConfigType.LIST,
+        "",
+        _entries,
+        Importance.MEDIUM,
+        "Tables to copy (table, schema.table or database.schema.table); empty: all",
+        group=_DATABASE,
+    )
+    .define(
+        "table.include.list",
+        ConfigType.LIST,
+        "",
+        _entries,
+        Importance.MEDIUM,
+        "The newer name of table.whitelist",
+        group=_DATABASE,
+    )
+    .define(
+        "table.blacklist",
+        ConfigType.LIST,
+        "",
+        _entries,
+        Importance.MEDIUM,
+        "Tables not to copy; may not be combined with a whitelist",
+        group=_DATABASE,
+    )
+    .define(
+        "table.exclude.list",
+        ConfigType.LIST,
+        "",
+        _entries,
+        Importance.MEDIUM,
+        "The newer name of table.blacklist",
+        group=_DATABASE,
+    )
+    .define(
+        "table.types",
+        ConfigType.LIST,
+        "TABLE",
+        None,
+        Importance.LOW,
+        "Kinds of tables to copy: TABLE, VIEW",
+        group=_DATABASE,
+    )
+    .define(
+        "schema.pattern",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.MEDIUM,
+        "The schema to list tables from (default: every user schema)",
+        group=_DATABASE,
+    )
+    .define(
+        "db.timezone",
+        ConfigType.STRING,
+        "UTC",
+        _zone,
+        Importance.MEDIUM,
+        "Time zone of timestamp columns without one (an IANA name)",
+        group=_DATABASE,
+    )
+    .define(
+        "numeric.mapping",
+        ConfigType.STRING,
+        None,
+        one_of(*NUMERIC_MAPPINGS),
+        Importance.LOW,
+        "How NUMERIC columns map: none (Decimal), precision_only, best_fit, best_fit_eager_double",
+        group=_DATABASE,
+    )
+    .define(
+        "numeric.precision.mapping",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.LOW,
+        "Deprecated: true means numeric.mapping=precision_only",
+        group=_DATABASE,
+    )
+    .define(
+        "mode",
+        ConfigType.STRING,
+        NO_DEFAULT,
+        one_of(*MODES),
+        Importance.HIGH,
+        "How tables are polled: bulk, incrementing, timestamp, timestamp+incrementing",
+        group=_MODE,
+    )
+    .define(
+        "incrementing.column.name",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.MEDIUM,
+        "Strictly increasing column (empty: the table's autoincrement column)",
+        group=_MODE,
+    )
+    .define(
+        "timestamp.column.name",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.MEDIUM,
+        "Timestamp column(s) of the last change; several are combined with COALESCE",
+        group=_MODE,
+    )
+    .define(
+        "timestamp.initial",
+        ConfigType.LONG,
+        None,
+        None,
+        Importance.LOW,
+        "Epoch ms to start from when no offset is stored (-1: now); default: all rows",
+        group=_MODE,
+    )
+    .define(
+        "validate.non.null",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Refuse nullable incrementing/timestamp columns (rows with NULL are never read)",
+        group=_MODE,
+    )
+    .define(
+        "query",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.MEDIUM,
+        "A custom SELECT instead of tables (one task; topic = topic.prefix)",
+        group=_MODE,
+    )
+    .define(
+        "query.suffix",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.LOW,
+        "Text appended to every generated query",
+        group=_MODE,
+    )
+    .define(
+        "topic.prefix",
+        ConfigType.STRING,
+        NO_DEFAULT,
+        None,
+        Importance.HIGH,
+        "Prefix of the table's name in its topic (the whole topic name for a query)",
+        group=_CONNECTOR,
+    )
+    .define(
+        "poll.interval.ms",
+        ConfigType.INT,
+        5000,
+        at_least(1),
+        Importance.HIGH,
+        "How often each table is polled for new data, in ms",
+        group=_CONNECTOR,
+    )
+    .define(
+        "batch.max.rows",
+        ConfigType.INT,
+        100,
+        at_least(1),
+        Importance.LOW,
+        "Rows in one poll's batch, at most",
+        group=_CONNECTOR,
+    )
+    .define(
+        "table.poll.interval.ms",
+        ConfigType.LONG,
+        60_000,
+        at_least(1),
+        Importance.LOW,
+        "How often the connector looks for new or dropped tables, in ms",
+        group=_CONNECTOR,
+    )
+    .define(
+        "timestamp.delay.interval.ms",
+        ConfigType.LONG,
+        0,
+        at_least(0),
+        Importance.HIGH,
+        "Rows are read only once their timestamp is this old (ms), so transactions that "
+        "take less time have committed by then",
+        group=_CONNECTOR,
+    )
+)
+
+TASK_CONFIG = CONFIG.merged(
+    ConfigDef().define(
+        TABLES_CONFIG, ConfigType.STRING, "[]", None, Importance.HIGH, "", internal=True
+    )
+)
+
+
+def _cross_errors(cfg: Mapping[str, Any]) -> dict[str, str]:
+    """Errors that involve several keys, by the key to blame."""
+    errors: dict[str, str] = {}
+    mode = cfg["mode"]
+    if cfg["table.whitelist"] and cfg["table.include.list"]:
+        errors["table.include.list"] = "set table.include.list or table.whitelist, not both"
+    if cfg["table.blacklist"] and cfg["table.exclude.list"]:
+        errors["table.exclude.list"] = "set table.exclude.list or table.blacklist, not both"
+    include = cfg["table.whitelist"] or cfg["table.include.list"]
+    exclude = cfg["table.blacklist"] or cfg["table.exclude.list"]
+    if include and exclude:
+        errors["table.blacklist"] = "a table whitelist and a blacklist may not both be set"
+    if mode in ("timestamp", "timestamp+incrementing") and not cfg["timestamp.column.name"]:
+        errors["timestamp.column.name"] = f"mode {mode} needs at least one timestamp column"
+    incrementing = mode in ("incrementing", "timestamp+incrementing")
+    if incrementing and cfg["query"] and not cfg["incrementing.column.name"]:
+        errors["incrementing.column.name"] = (
+            f"mode {mode} with a query needs the incrementing column named"
+        )
+    if cfg["query"] and (include or exclude):
+        errors["query"] = "a query and table lists may not both be set"
+    return errors
+
+
+def parse_config(props: Mapping[str, Any], definition: ConfigDef = CONFIG) -> dict[str, Any]:
+    """Typed config; ConfigError for the first bad key, including cross-key checks."""
+    cfg = definition.parse(props)
+    for name, reason in _cross_errors(cfg).items():
+        raise ConfigError(name, props.get(name, ""), reason)
+    if cfg["numeric.mapping"] is None:
+        cfg["numeric.mapping"] = "precision_only" if cfg["numeric.precision.mapping"] else "none"
+    return cfg
+
+
+def _engine(cfg: Mapping[str, Any]) -> sa.Engine:
+    password = cfg["connection.password"]
+    return connect(
+        cfg["connection.url"],
+        user=cfg["connection.user"],
+        password=password.value if password is not None else None,
+        pool_pre_ping=True,
+    )
+
+
+def _matches(entries: list[str], dialect: Dialect, table: TableId) -> bool:
+    names = {table.name, dialect.fqn(table)}
+    if table.schema:
+        names.add(f"{table.schema}.{table.name}")
+    return any(e in names for e in entries)
+
+
+def list_tables(engine: sa.Engine, dialect: Dialect, cfg: Mapping[str, Any]) -> list[TableId]:
+    """The tables the config selects, sorted."""
+    inspector = sa.inspect(engine)
+    types = {t.strip().upper() for t in cfg["table.types"]}
+    schemas: list[str | None] = (
+        [cfg["schema.pattern"]] if cfg["schema.pattern"] else dialect.user_schemas(inspector)
+    )
+    found: list[TableId] = []
+    for schema in schemas:
+        names: list[str] = []
+        if "TABLE" in types:
+            names += inspector.get_table_names(schema=schema)
+        if "VIEW" in types:
+            names += inspector.get_view_names(schema=schema)
+        if "MATERIALIZED VIEW" in types and dialect.name == "postgresql":
+            names += inspector.get_materialized_view_names(schema=schema)
+        found += [dialect.table_id(schema, n) for n in names]
+    include = cfg["table.whitelist"] or cfg["table.include.list"]
+    exclude = cfg["table.blacklist"] or cfg["table.exclude.list"]
+    if include:
+        found = [t for t in found if _matches(include, dialect, t)]
+    if exclude:
+        found = [t for t in found if not _matches(exclude, dialect, t)]
+    return sorted(set(found), key=lambda t: (t.schema or "", t.name))
+
+
+def _db_reason(exc: sa.exc.DBAPIError) -> str:
+    return str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
+
+
+class JdbcSourceConnector(SourceConnector):
+    """Lists the tables, splits them among tasks, and watches for new ones."""
+
+    VERSION = "0.1.0"
+
+    def config(self) -> ConfigDef:
+        return CONFIG
+
+    def validate(self, props: Mapping[str, Any]) -> list[ConfigValue]:
+        results = CONFIG.validate(props)
+        if any(r.errors for r in results):
+            return results
+        errors = _cross_errors(CONFIG.parse(props))
+        for result in results:
+            if result.name in errors:
+                result.errors.append(errors[result.name])
+        return results
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._props = dict(props)
+        self._cfg = cfg = parse_config(props)
+        self._engine = _engine(cfg)
+        self._dialect = dialect_for(self._engine)
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._monitor: threading.Thread | None = None
+        check_connection(self._engine)
+        self._tables: list[TableId] = []
+        if cfg["query"]:
+            return
+        self._tables = self._list()
+        include = cfg["table.whitelist"] or cfg["table.include.list"]
+        if include:
+            key = "table.whitelist" if cfg["table.whitelist"] else "table.include.list"
+            unmatched = [
+                e for e in include if not any(_matches([e], self._dialect, t) for t in self._tables)
+            ]
+            if unmatched:
+                raise ConfigError(
+                    key,
+                    ",".join(include),
+                    f"no table {', '.join(unmatched)} in the database "
+                    f"{self._dialect.database or ''} (or not of table.types)",
+                )
+            self._check_readable(key, self._tables)
+        self._monitor = threading.Thread(
+            target=self._watch, name="jdbc-source-table-monitor", daemon=True
+        )
+        self._monitor.start()
+
+    def _list(self) -> list[TableId]:
+        return list_tables(self._engine, self._dialect, self._cfg)
+
+    def _check_readable(self, key: str, tables: list[TableId]) -> None:
+        """A table we may not read is refused now, not at the task's first poll."""
+        with self._engine.connect() as conn:
+            for table in tables:
+                try:
+                    conn.exec_driver_sql(
+                        f"SELECT * FROM {self._dialect.table(table)} WHERE 1 = 0"
+                    ).all()
+                except sa.exc.DBAPIError as exc:
+                    conn.rollback()
+                    raise ConfigError(
+                        key, str(table), f"cannot read table {table}: {_db_reason(exc)}"
+                    ) from None
+
+    def _watch(self) -> None:
+        interval = self._cfg["table.poll.interval.ms"] / 1000
+        while not self._stopped.wait(interval):
+            try:
+                tables = self._list()
+            except sa.exc.SQLAlchemyError as exc:
+                _log.warning("JdbcSource: listing tables failed, will retry: %s", exc)
+                continue
+            with self._lock:
+                changed = tables != self._tables
+                self._tables = tables
+            if changed:
+                _log.info("JdbcSource: the set of tables changed; reconfiguring tasks")
+                self.context.request_task_reconfiguration()
+
+    def task_class(self) -> type:
+        return JdbcSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        if self._cfg["query"]:
+            return [dict(self._props)]
+        with self._lock:
+            tables = list(self._tables)
+        if not tables:
+            _log.warning("JdbcSource: no tables to copy yet; no tasks")
+            return []
+        groups: list[list[TableId]] = [[] for _ in range(min(max_tasks, len(tables)))]
+        for i, table in enumerate(tables):
+            groups[i % len(groups)].append(table)
+        return [
+            dict(
+                self._props,
+                **{TABLES_CONFIG: json.dumps([[t.schema, t.name] for t in group])},
+            )
+            for group in groups
+        ]
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._monitor is not None:
+            self._monitor.join(timeout=10)
+        self._engine.dispose()
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> bool | None:
+        return False  # a database's current state is not a replayable sequence
+
+
+class JdbcSourceTask(SourceTask):
+    """Polls its share of the tables (or the query), one batch per `poll()`."""
+
+    VERSION = "0.1.0"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._cfg = cfg = parse_config(props, TASK_CONFIG)
+        self._engine = _engine(cfg)
+        self._dialect = dialect_for(self._engine)
+        self._batch = cfg["batch.max.rows"]
+        self._interval = cfg["poll.interval.ms"] / 1000
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        check_connection(self._engine)
+        self._queriers: list[Querier] = []
+        reader = self.context.offset_storage_reader
+        zone = zoneinfo.ZoneInfo(cfg["db.timezone"])
+        initial = None
+        if cfg["timestamp.initial"] is not None:
+            ms = cfg["timestamp.initial"]
+            initial = from_epoch_offset(int(time.time() * 1000) if ms == -1 else ms, None)
+        common: dict[str, Any] = {
+            "dialect": self._dialect,
+            "mode": cfg["mode"],
+            "suffix": cfg["query.suffix"],
+            "incrementing": cfg["incrementing.column.name"] or None,
+            "timestamps": cfg["timestamp.column.name"],
+            "delay_ms": cfg["timestamp.delay.interval.ms"],
+            "zone": zone,
+            "numeric_mapping": cfg["numeric.mapping"],
+            "validate_non_null": cfg["validate.non.null"],
+            "initial": initial,
+        }
+        if cfg["query"]:
+            partition = {"query": "query"}
+            self._queriers.append(
+                Querier(
+                    topic=cfg["topic.prefix"],
+                    partition=partition,
+                    query=cfg["query"],
+                    offset=reader.offset(partition),
+                    **common,
+                )
+            )
+            return
+        for schema, name in json.loads(cfg[TABLES_CONFIG]):
+            table = self._dialect.table_id(schema, name)
+            partition = {"protocol": "1", "table": self._dialect.fqn(table)}
+            offset = reader.offset(partition)
+            if offset is None:  # stored by the older protocol, keyed by the bare name
+                offset = reader.offset({"table": table.name})
+            self._queriers.append(
+                Querier(
+                    topic=cfg["topic.prefix"] + table.name,
+                    partition=partition,
+                    table=table,
+                    offset=offset,
+                    **common,
+                )
+            )
+
+    def poll(self) -> list[SourceRecord] | None:
+        with self._lock:
+            if self._stopped.is_set() or not self._queriers:
+                self._stopped.wait(1.0)
+                return None
+            querier = min(self._queriers, key=lambda q: q.next_poll)
+            now = time.monotonic()
+            if querier.next_poll > now:
+                wait = min(querier.next_poll - now, 1.0)
+            else:
+                wait = 0.0
+                records = self._read(querier)
+                if not querier.active:
+                    querier.next_poll = time.monotonic() + self._interval
+                if records:
+                    return records
+        if wait:
+            self._stopped.wait(wait)
+        return None
+
+    def _read(self, querier: Querier) -> list[SourceRecord]:
+        try:
+            return querier.read(self._engine, self._batch)
+        except sa.exc.OperationalError as exc:
+            querier.close()
+            querier.next_poll = time.monotonic() + min(self._interval, 5.0)
+            if isinstance(exc.orig, Exception) and "privilege" in str(exc.orig).lower():
+                raise ConnectError(f"cannot read {querier.name}: {_db_reason(exc)}") from exc
+            raise RetriableError(f"reading {querier.name} failed: {_db_reason(exc)}") from exc
+        except sa.exc.DBAPIError as exc:
+            querier.close()
+            raise ConnectError(f"reading {querier.name} failed: {_db_reason(exc)}") from exc
+        except BaseException:
+            querier.close()
+            raise
+
+    def stop(self) -> None:
+        self._stopped.set()
+        with self._lock:
+            for querier in getattr(self, "_queriers", []):
+                querier.close()
+            engine = getattr(self, "_engine", None)
+            if engine is not None:
+                engine.dispose()

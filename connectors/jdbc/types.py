@@ -1,0 +1,235 @@
+"""SQL column types ⇄ Connect schemas, and the conversion of fetched values.
+
+`column_field(name, sa_type, optional=…, dialect=…, numeric_mapping=…, zone=…)` gives a
+`ColumnMapping`: the field's Connect schema and a function from the value the driver
+returned (through SQLAlchemy's type) to the Connect value. None means the type has no
+Connect equivalent; the source skips such columns with a warning, as Confluent's does.
+
+| SQL type                     | Connect schema                                     |
+| BOOLEAN                      | boolean                                            |
+| TINYINT, SMALLINT            | int8, int16                                        |
+| INTEGER, BIGINT              | int32 (SQLite's INTEGER: int64), int64             |
+| REAL, DOUBLE PRECISION/FLOAT | float32 (SQLite's REAL: float64), float64          |
+| NUMERIC(p, s), DECIMAL(p, s) | Decimal logical with scale s (exact)               |
+| NUMERIC without precision    | string: its exact text (a Decimal has one scale)   |
+| CHAR, VARCHAR, TEXT, ENUM    | string                                             |
+| UUID, JSON                   | string (JSON as its text)                          |
+| BYTEA, BLOB, (VAR)BINARY     | bytes                                              |
+| DATE, TIME, TIMESTAMP        | Date, Time, Timestamp logical                      |
+
+`numeric.mapping` (Confluent's): `none` keeps every NUMERIC a Decimal; `precision_only`
+maps NUMERIC(p, 0) with p < 19 to the smallest int that holds p digits; `best_fit` also
+maps NUMERIC(p, s > 0) with p < 19 to float64; `best_fit_eager_double` maps every
+NUMERIC with a scale > 0 to float64.
+
+Timestamps: values without a time zone are wall-clock times in the database's zone
+(`db.timezone`); every Timestamp value is an aware UTC datetime with the column's full
+precision (microseconds). `epoch_offset` / `from_epoch_offset` turn a timestamp into
+Confluent's offset fields (`timestamp` in ms, `timestamp_nanos` within the second) and
+back, so offsets keep the precision the Connect Timestamp type (ms) would lose.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from connect.api import (
+    BOOLEAN_SCHEMA,
+    BYTES_SCHEMA,
+    FLOAT32_SCHEMA,
+    FLOAT64_SCHEMA,
+    INT8_SCHEMA,
+    INT16_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    STRING_SCHEMA,
+    Date,
+    Decimal,
+    Schema,
+    Time,
+    Timestamp,
+)
+
+__all__ = [
+    "NUMERIC_MAPPINGS",
+    "ColumnMapping",
+    "column_field",
+    "epoch_offset",
+    "from_epoch_offset",
+    "to_utc",
+]
+
+NUMERIC_MAPPINGS = ("none", "best_fit", "best_fit_eager_double", "precision_only")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnMapping:
+    """A column as a struct field: its schema and the converter of fetched values."""
+
+    name: str
+    schema: Schema
+    convert: Callable[[Any], Any]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _int(value: Any) -> Any:
+    return value if type(value) is int else int(value)
+
+
+def _float(value: Any) -> Any:
+    return value if type(value) is float else float(value)
+
+
+def _str(value: Any) -> Any:
+    return value if type(value) is str else str(value)
+
+
+def _bytes(value: Any) -> Any:
+    return value if type(value) is bytes else bytes(value)
+
+
+def _json(value: Any) -> Any:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _decimal_text(value: Any) -> Any:
+    return str(value) if isinstance(value, decimal.Decimal) else str(decimal.Decimal(value))
+
+
+def _date(value: Any) -> Any:
+    return value.date() if isinstance(value, dt.datetime) else value
+
+
+def to_utc(value: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
+    """An aware UTC datetime; a naive one is a wall-clock time in `zone`."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=zone)
+    return value.astimezone(dt.UTC)
+
+
+def epoch_offset(value: dt.datetime) -> tuple[int, int]:
+    """(ms since the epoch, ns within the second) of an aware datetime — Java's
+    `Timestamp.getTime()` / `getNanos()`, which Confluent's offsets store."""
+    delta = value - _EPOCH
+    seconds = delta.days * 86_400 + delta.seconds
+    return seconds * 1000 + delta.microseconds // 1000, delta.microseconds * 1000
+
+
+def from_epoch_offset(ms: int, nanos: int | None) -> dt.datetime:
+    """The aware UTC datetime of an offset's `timestamp` (ms) and `timestamp_nanos`."""
+    if nanos is None:
+        return _EPOCH + dt.timedelta(milliseconds=ms)
+    return _EPOCH + dt.timedelta(seconds=ms // 1000, microseconds=nanos // 1000)
+
+
+def _int_for_digits(precision: int) -> Schema:
+    if precision > 9:
+        return INT64_SCHEMA
+    if precision > 4:
+        return INT32_SCHEMA
+    if precision > 2:
+        return INT16_SCHEMA
+    return INT8_SCHEMA
+
+
+def _numeric(sa_type: sa.Numeric, numeric_mapping: str) -> tuple[Schema, Callable[[Any], Any]]:
+    precision, scale = sa_type.precision, sa_type.scale
+    if precision is None:  # NUMERIC without precision: any scale per value
+        return STRING_SCHEMA, _decimal_text
+    scale = scale or 0
+    is_numeric = not isinstance(sa_type, sa.DECIMAL)  # Confluent maps NUMERIC, not DECIMAL
+    if is_numeric and precision < 19:
+        if numeric_mapping in ("precision_only", "best_fit") and scale == 0:
+            return _int_for_digits(precision), _int
+        if numeric_mapping in ("best_fit", "best_fit_eager_double") and scale > 0:
+            return FLOAT64_SCHEMA, _float
+        if numeric_mapping == "best_fit_eager_double" and scale == 0:
+            return _int_for_digits(precision), _int
+    elif is_numeric and numeric_mapping == "best_fit_eager_double" and scale > 0:
+        return FLOAT64_SCHEMA, _float
+    return Decimal.schema(scale), _decimal_converter(scale)
+
+
+def _decimal_converter(scale: int) -> Callable[[Any], Any]:
+    quantum = decimal.Decimal(1).scaleb(-scale)
+
+    def convert(value: Any) -> Any:
+        if not isinstance(value, decimal.Decimal):
+            value = decimal.Decimal(str(value))
+        if value.as_tuple().exponent != -scale:  # type: ignore[comparison-overlap]
+            value = value.quantize(quantum)  # exact: more digits than the scale never come
+        return value
+
+    return convert
+
+
+def _timestamp_converter(zone: dt.tzinfo) -> Callable[[Any], Any]:
+    def convert(value: Any) -> Any:
+        if isinstance(value, str):
+            value = dt.datetime.fromisoformat(value)
+        elif not isinstance(value, dt.datetime):  # a DATE fetched for a timestamp column
+            value = dt.datetime(value.year, value.month, value.day)
+        return to_utc(value, zone)
+
+    return convert
+
+
+def column_field(
+    name: str,
+    sa_type: Any,
+    *,
+    optional: bool,
+    integer_bits: int = 32,
+    real_is_double: bool = False,
+    numeric_mapping: str = "none",
+    zone: dt.tzinfo = dt.UTC,
+) -> ColumnMapping | None:
+    """The field for a column of SQLAlchemy type `sa_type` (an instance), or None when
+    the type has no Connect equivalent."""
+    schema: Schema
+    convert: Callable[[Any], Any]
+    visit = getattr(sa_type, "__visit_name__", "").upper()
+    if isinstance(sa_type, sa.Boolean):
+        schema, convert = BOOLEAN_SCHEMA, _same
+    elif isinstance(sa_type, sa.Integer):
+        if isinstance(sa_type, sa.BigInteger):
+            schema = INT64_SCHEMA
+        elif visit == "TINYINT":
+            schema = INT8_SCHEMA
+        elif isinstance(sa_type, sa.SmallInteger):
+            schema = INT16_SCHEMA
+        else:
+            schema = INT64_SCHEMA if integer_bits > 32 else INT32_SCHEMA
+        convert = _int
+    elif isinstance(sa_type, sa.Float):
+        single = isinstance(sa_type, sa.REAL) and not real_is_double
+        single = single or (visit == "FLOAT" and (sa_type.precision or 53) <= 24)
+        schema, convert = (FLOAT32_SCHEMA if single else FLOAT64_SCHEMA), _float
+    elif isinstance(sa_type, sa.Numeric):
+        schema, convert = _numeric(sa_type, numeric_mapping)
+    elif isinstance(sa_type, sa.DateTime):
+        schema, convert = Timestamp.schema(), _timestamp_converter(zone)
+    elif isinstance(sa_type, sa.Date):
+        schema, convert = Date.schema(), _date
+    elif isinstance(sa_type, sa.Time):
+        schema, convert = Time.schema(), _same
+    elif isinstance(sa_type, sa.JSON):
+        schema, convert = STRING_SCHEMA, _json
+    elif isinstance(sa_type, (sa.String, sa.Uuid, sa.Enum)):
+        schema, convert = STRING_SCHEMA, _str
+    elif isinstance(sa_type, (sa.LargeBinary, sa.BINARY, sa.VARBINARY)):
+        schema, convert = BYTES_SCHEMA, _bytes
+    else:
+        return None
+    return ColumnMapping(name, schema.optional_() if optional else schema, convert)
