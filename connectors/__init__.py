@@ -13,6 +13,7 @@ _VERIFIABLE_SINK = "connectors.verifiable.sink:VerifiableSinkConnector"
 _MOCK_SOURCE = "connectors.mock.source:MockSourceConnector"
 _MOCK_SINK = "connectors.mock.sink:MockSinkConnector"
 _JDBC_SOURCE = "connectors.jdbc.source:JdbcSourceConnector"
+_JDBC_SINK = "connectors.jdbc.sink:JdbcSinkConnector"
 
 _PATHS: dict[str, str] = {
     "FileStreamSource": _FILE_SOURCE,
@@ -37,6 +38,9 @@ _PATHS: dict[str, str] = {
     "JdbcSource": _JDBC_SOURCE,
     "JdbcSourceConnector": _JDBC_SOURCE,
     "io.confluent.connect.jdbc.JdbcSourceConnector": _JDBC_SOURCE,
+    "JdbcSink": _JDBC_SINK,
+    "JdbcSinkConnector": _JDBC_SINK,
+    "io.confluent.connect.jdbc.JdbcSinkConnector": _JDBC_SINK,
 }
 
 

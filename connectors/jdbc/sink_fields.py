@@ -1,0 +1,332 @@
+"""What the JDBC sink writes: from a record's key and value to a table's columns.
+
+A `FieldsPlan` is built once per (key schema, value schema) — or, for a schemaless
+value (a dict), per set of dict keys — and says which columns form the primary key,
+which carry values, the Connect schema of each (for CREATE/ALTER TABLE) and how to pull
+a row out of a record. Primary-key columns come first, in `pk.fields` order:
+
+| pk.mode      | key columns                                            |
+| none         | none                                                   |
+| kafka        | topic, partition, offset (default `__connect_*` names) |
+| record_key   | the key struct's fields (or `pk.fields` of them); for a primitive key, |
+|              | the one column `pk.fields` names                       |
+| record_value | the value's fields (or `pk.fields` of them)            |
+
+The other columns are the value's fields not in the key, filtered by `fields.whitelist`.
+Only primitive and logical fields map to columns: a struct, array or map field is a
+DataError naming it (flatten such values with a transform first).
+
+`column_type(schema, dialect)` maps Connect types to SQL types: int8/int16 → SMALLINT,
+int32 → INTEGER, int64 → BIGINT, float32 → REAL, float64 → DOUBLE, boolean, string →
+TEXT (VARCHAR(256) for MySQL keys), bytes → binary (VARBINARY(767) for MySQL keys),
+Decimal → NUMERIC with the schema's scale (exact; on SQLite, which has no exact
+decimal type, the text of the decimal), Date → DATE, Time → TIME, Timestamp →
+TIMESTAMP (written in `db.timezone`). Nullability follows `optional`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.types import TypeDecorator
+
+from connect.api import DataError, Schema, SinkRecord, Struct, Type
+from connect.api import Date as DateType
+from connect.api import Decimal as DecimalType
+from connect.api import Time as TimeType
+from connect.api import Timestamp as TimestampType
+from connectors.jdbc.sink_config import KAFKA_PK_COLUMNS, SinkSettings
+
+__all__ = ["Column", "FieldsPlan", "column_type", "plan_for"]
+
+_KAFKA_SCHEMAS = (
+    Schema(Type.STRING),
+    Schema(Type.INT32),
+    Schema(Type.INT64),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column the sink writes: its name, and the Connect schema it comes from
+    (None for a schemaless value: the table's own type is used)."""
+
+    name: str
+    schema: Schema | None
+    key: bool
+
+    @property
+    def nullable(self) -> bool:
+        return not self.key and (self.schema is None or self.schema.optional)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FieldsPlan:
+    """The columns of one record shape, and how to get a row (a tuple in column
+    order: key columns first) or a key (the key columns only) out of a record."""
+
+    columns: tuple[Column, ...]
+    n_key: int
+    row: Callable[[SinkRecord], tuple]
+    key_row: Callable[[SinkRecord], tuple]
+    # Column index → default value, for `replace.null.with.default`.
+    defaults: Mapping[int, Any]
+
+    @property
+    def key_columns(self) -> tuple[Column, ...]:
+        return self.columns[: self.n_key]
+
+    @property
+    def value_columns(self) -> tuple[Column, ...]:
+        return self.columns[self.n_key :]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+
+# ------------------------------------------------------------------ type mapping
+
+
+class ExactDecimal(TypeDecorator[decimal.Decimal]):
+    """A decimal kept exact on databases without an exact decimal type (SQLite):
+    stored as its text, read back as a Decimal."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: sa.Dialect) -> str | None:
+        return None if value is None else str(value)
+
+    def process_result_value(self, value: Any, dialect: sa.Dialect) -> decimal.Decimal | None:
+        return None if value is None else decimal.Decimal(str(value))
+
+
+def column_type(schema: Schema, dialect: str, *, key: bool, where: str) -> sa.types.TypeEngine:
+    """The SQL type for a field of `schema` on `dialect` (see the module docstring)."""
+    name = schema.name
+    if name == DecimalType.LOGICAL_NAME:
+        scale = DecimalType.scale(schema)
+        precision = schema.parameters.get("connect.decimal.precision")
+        if dialect == "sqlite":
+            return ExactDecimal()
+        if dialect == "mysql":
+            return sa.Numeric(int(precision) if precision else 65, scale, asdecimal=True)
+        return sa.Numeric(int(precision) if precision else None, scale, asdecimal=True)
+    if name == DateType.LOGICAL_NAME:
+        return sa.Date()
+    if name == TimeType.LOGICAL_NAME:
+        return sa.Time()
+    if name == TimestampType.LOGICAL_NAME:
+        return sa.DateTime()
+    t = schema.type
+    if t in (Type.INT8, Type.INT16):
+        return sa.SmallInteger()
+    if t is Type.INT32:
+        return sa.Integer()
+    if t is Type.INT64:
+        return sa.BigInteger()
+    if t is Type.FLOAT32:
+        return sa.REAL()
+    if t is Type.FLOAT64:
+        return sa.Double()
+    if t is Type.BOOLEAN:
+        return sa.Boolean()
+    if t is Type.STRING:
+        return sa.String(256) if key and dialect == "mysql" else sa.Text()
+    if t is Type.BYTES:
+        return sa.VARBINARY(767) if key and dialect == "mysql" else sa.LargeBinary()
+    raise DataError(f"{where}: a {t} field has no column type; flatten it with a transform first")
+
+
+# ----------------------------------------------------------------- the plans
+
+
+def _getter(names: Sequence[str]) -> Callable[[Mapping[str, Any]], tuple]:
+    """A C-speed `d -> tuple(d[n] for n in names)` (a tuple even for one name)."""
+    if not names:
+        return lambda d: ()
+    if len(names) == 1:
+        only = names[0]
+        return lambda d: (d[only],)
+    return operator.itemgetter(*names)
+
+
+def _struct_fields(schema: Schema, where: str) -> dict[str, Schema]:
+    if schema.type is not Type.STRUCT:
+        raise DataError(f"{where} must be a struct, not {schema.type}")
+    return {f.name: f.schema for f in schema.fields}
+
+
+def _pick(available: Mapping[str, Any], wanted: Sequence[str], where: str) -> list[str]:
+    missing = [n for n in wanted if n not in available]
+    if missing:
+        raise DataError(f"pk.fields {missing} are not fields of the {where} {list(available)}")
+    return list(wanted)
+
+
+def _as_dict(value: Any, where: str) -> Mapping[str, Any]:
+    if isinstance(value, Struct):
+        return value.to_dict()
+    if isinstance(value, Mapping):
+        return value
+    raise DataError(f"the record {where} must be a struct or a map, not {type(value).__name__}")
+
+
+def plan_for(settings: SinkSettings, record: SinkRecord) -> FieldsPlan:
+    """The plan for records shaped like `record`; for a tombstone (a null value) the
+    key columns only, which is what a delete needs."""
+    value = record.value
+    value_schema = record.value_schema
+    if value is None:
+        value_fields: dict[str, Schema | None] = {}
+    elif value_schema is not None:
+        value_fields = dict(_struct_fields(value_schema, "value"))
+    elif isinstance(value, Mapping):
+        value_fields = dict.fromkeys(value)  # schemaless: the table has the types
+    else:
+        raise DataError(
+            "the JDBC sink needs a struct value with a schema, or a map value for an "
+            f"existing table; got {type(value).__name__} without a schema "
+            f"(topic {record.topic}, partition {record.kafka_partition}, "
+            f"offset {record.kafka_offset})"
+        )
+
+    key_columns: list[Column] = []
+    key_from_value: list[str] = []
+    key_part: Callable[[SinkRecord], tuple]
+    mode = settings.pk_mode
+    if mode == "kafka":
+        names = settings.pk_fields or KAFKA_PK_COLUMNS
+        key_columns = [Column(n, s, True) for n, s in zip(names, _KAFKA_SCHEMAS, strict=True)]
+
+        def key_part(r: SinkRecord) -> tuple:
+            return (r.topic, r.kafka_partition, r.kafka_offset)
+
+    elif mode == "record_key":
+        key_columns, key_part = _record_key_part(settings, record)
+    elif mode == "record_value":
+        names = (
+            _pick(value_fields, settings.pk_fields, "value")
+            if settings.pk_fields
+            else list(value_fields)
+        )
+        key_columns = [Column(n, value_fields[n], True) for n in names]
+        key_from_value = names
+    else:
+
+        def key_part(r: SinkRecord) -> tuple:
+            return ()
+
+    taken = {c.name for c in key_columns}
+    include = settings.fields_include
+    value_names = [n for n in value_fields if n not in taken and (include is None or n in include)]
+    value_columns = [Column(n, value_fields[n], False) for n in value_names]
+    columns = tuple(key_columns + value_columns)
+    for c in columns:
+        if c.schema is not None:  # fail early on a field with no column type
+            column_type(c.schema, "default", key=c.key, where=f"field {c.name!r}")
+
+    from_value = _getter(key_from_value + value_names)
+    key_from_value_get = _getter(key_from_value)
+    if mode == "record_value":
+
+        def row(r: SinkRecord) -> tuple:
+            return from_value(_as_dict(r.value, "value"))
+
+        def key_row(r: SinkRecord) -> tuple:
+            return key_from_value_get(_as_dict(r.value, "value"))
+
+    else:
+        values_get = _getter(value_names)
+
+        def row(r: SinkRecord) -> tuple:
+            return key_part(r) + values_get(_as_dict(r.value, "value"))
+
+        key_row = key_part
+
+    defaults = {
+        i: c.schema.default
+        for i, c in enumerate(columns)
+        if settings.replace_null_with_default
+        and c.schema is not None
+        and c.schema.default is not None
+    }
+    return FieldsPlan(columns, len(key_columns), row, key_row, defaults)
+
+
+def _record_key_part(
+    settings: SinkSettings, record: SinkRecord
+) -> tuple[list[Column], Callable[[SinkRecord], tuple]]:
+    key, key_schema = record.key, record.key_schema
+    where = f"({record.topic}-{record.kafka_partition}@{record.kafka_offset})"
+    if key is None and key_schema is None:
+        raise DataError(f"pk.mode=record_key needs a record key, and this record has none {where}")
+    primitive = (
+        key_schema.type.is_primitive
+        if key_schema is not None
+        else not isinstance(key, (Struct, Mapping))
+    )
+    if primitive:
+        if len(settings.pk_fields) != 1:
+            raise DataError(
+                "pk.fields must name exactly one column for a primitive record key, "
+                f"not {list(settings.pk_fields)} {where}"
+            )
+        columns = [Column(settings.pk_fields[0], key_schema, True)]
+
+        def part(r: SinkRecord) -> tuple:
+            return (r.key,)
+
+        return columns, part
+    if key_schema is not None:
+        fields: Mapping[str, Schema | None] = _struct_fields(key_schema, "key")
+    else:
+        fields = dict.fromkeys(key)
+    names = _pick(fields, settings.pk_fields, "key") if settings.pk_fields else list(fields)
+    getter = _getter(names)
+
+    def struct_part(r: SinkRecord) -> tuple:
+        return getter(_as_dict(r.key, "key"))
+
+    return [Column(n, fields[n], True) for n in names], struct_part
+
+
+# ------------------------------------------------------------ value conversion
+
+
+def value_converter(
+    schema: Schema | None, *, tz: dt.tzinfo, column_has_tz: bool
+) -> Callable[[Any], Any] | None:
+    """A per-value conversion before binding, or None when the value binds as is:
+    timestamps go to `db.timezone` (naive, for columns without a time zone), byte
+    views become bytes."""
+    if schema is None:
+        return None
+    if schema.name == TimestampType.LOGICAL_NAME:
+        if column_has_tz:
+
+            def aware(v: dt.datetime) -> dt.datetime:
+                return v if v.tzinfo is not None else v.replace(tzinfo=dt.UTC)
+
+            return aware
+
+        def local(v: dt.datetime) -> dt.datetime:
+            if v.tzinfo is None:
+                v = v.replace(tzinfo=dt.UTC)  # naive Timestamps are UTC (connect.api)
+            return v.astimezone(tz).replace(tzinfo=None)
+
+        return local
+    if schema.type is Type.BYTES and schema.name is None:
+
+        def to_bytes(v: Any) -> bytes:
+            return v if type(v) is bytes else bytes(v)
+
+        return to_bytes
+    return None
