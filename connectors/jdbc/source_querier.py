@@ -222,8 +222,10 @@ class Querier:
             if self.dialect.name == "postgresql":
                 code, precision, scale = desc[1], desc[4], desc[5]
                 sa_type = _PG_TYPES.get(code)
-                if code == 1700:
-                    sa_type = sa.Numeric(precision if precision and precision > 0 else None, scale)
+                if code == 1700:  # a typmod-less result (price * 2) has no precision
+                    bounded = isinstance(precision, int) and 0 < precision <= 1000
+                    bounded = bounded and isinstance(scale, int) and 0 <= scale <= precision
+                    sa_type = sa.Numeric(precision, scale) if bounded else sa.Numeric()
             out.append((desc[0], sa_type))
         return out
 
