@@ -271,7 +271,7 @@ def test_missing_privileges_are_refused_clearly(postgres_server, postgres_url):
 
         (task_config,) = task_props(config)  # every table: the task finds out
         task = start_task(json_tables(task_config, ["secret"]))
-        with pytest.raises(ConnectError, match="secret.*permission denied"):
+        with pytest.raises(ConnectError, match=r"secret.*permission denied"):
             drain(task)
         task.stop()
     finally:
