@@ -125,6 +125,11 @@ class _NullMarker(float):
 _NULL = _NullMarker()
 
 
+def _all_of(conditions: list[Any]) -> Any:
+    """AND of the key conditions (no key: no condition, for INSERT statements)."""
+    return sa.and_(*conditions) if conditions else sa.true()
+
+
 def _bytea(v: Any) -> str:
     return "\\x" + bytes(v).hex()
 
@@ -342,10 +347,6 @@ class JdbcWriter:
         self, conn: Connection, table: TableName, info: _TableInfo, missing: list[Column]
     ) -> None:
         names = [c.name for c in missing]
-        if not self.settings.auto_evolve:
-            raise TableSchemaError(
-                str(table), f"it lacks the columns {names} and auto.evolve is disabled"
-            )
         for c in missing:
             if c.schema is None:
                 raise TableSchemaError(
@@ -353,6 +354,11 @@ class JdbcWriter:
                     f"it lacks the column {c.name!r}, and a schemaless value "
                     "gives no type to add it with",
                 )
+        if not self.settings.auto_evolve:
+            raise TableSchemaError(
+                str(table), f"it lacks the columns {names} and auto.evolve is disabled"
+            )
+        for c in missing:
             if c.key:
                 raise TableSchemaError(
                     str(table),
@@ -494,7 +500,7 @@ class JdbcWriter:
         assert s is not None
         names = b.names
         keys, values = names[: b.n_key], names[b.n_key :]
-        on_key = sa.and_(*(t.c[k] == s.c[k] for k in keys))
+        on_key = _all_of([t.c[k] == s.c[k] for k in keys])
         if op in ("insert", "upsert"):
             insert = postgresql.insert(t).from_select(
                 list(names), sa.select(*(s.c[n] for n in names))
@@ -538,11 +544,11 @@ class JdbcWriter:
         keys, values = names[: b.n_key], names[b.n_key :]
         key_params = [f"k_{i}" for i in range(len(keys))]
         value_params = [f"v_{i}" for i in range(len(values))]
-        on_key = sa.and_(
-            *(
+        on_key = _all_of(
+            [
                 t.c[k] == sa.bindparam(p, type_=t.c[k].type)
                 for k, p in zip(keys, key_params, strict=True)
-            )
+            ]
         )
         if op in ("insert", "upsert"):
             stmt = self._insert(t, keys, values, upsert=op == "upsert")
