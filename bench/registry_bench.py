@@ -21,8 +21,15 @@ import argparse
 import datetime as dt
 import decimal
 import gc
+import http.client
 import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
 import time
 from io import BytesIO
 from pathlib import Path
@@ -46,6 +53,7 @@ from connect.api.data import (
 from connect.api.logical import Decimal, Timestamp
 from connect.converters.avro import AvroConverter, MemorySchemaRegistryClient, to_avro
 
+ROOT = Path(__file__).resolve().parent.parent
 BATCH = 1_000
 TOPIC = "bench"
 
@@ -156,34 +164,176 @@ def converter_figures(records: int, rounds: int) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ registry half
-# TODO(registry): filled in by the registry's engineer. Each returns its own keys.
+# The registry runs as users run it: `connect registry WORKER.json`, its own process,
+# so client and server share the machine's cores as the issue's targets assume.
 
 
-def register_figures() -> dict[str, Any]:
-    """`register_per_s`: distinct schemas registered over HTTP, each durable in
-    `_schemas` before it is answered."""
-    return {"register_per_s": None}
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
-def lookup_figures() -> dict[str, Any]:
-    """`lookup_per_s`: GET /schemas/ids/{id} over HTTP with keep-alive."""
-    return {"lookup_per_s": None}
+def _schema_text(i: int) -> str:
+    return json.dumps(
+        {
+            "type": "record",
+            "name": f"R{i}",
+            "namespace": "bench",
+            "fields": [
+                {"name": "id", "type": "long"},
+                {"name": "name", "type": "string"},
+                {"name": f"f{i}", "type": ["null", "string"], "default": None},
+            ],
+        }
+    )
 
 
-def rebuild_figures() -> dict[str, Any]:
-    """`rebuild_10k_s`: seconds to rebuild a registry from a `_schemas` of 10,000 schemas."""
-    return {"rebuild_10k_s": None}
+class _RegistryProcess:
+    """`connect registry` over a fresh log directory, on a free port."""
+
+    def __init__(self, directory: Path) -> None:
+        self.port = _free_port()
+        config = directory / "worker.json"
+        config.write_text(
+            json.dumps(
+                {
+                    "log.dir": str(directory / "log"),
+                    "schema.registry.listeners": f"http://127.0.0.1:{self.port}",
+                }
+            )
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "connect.cli.main", "registry", str(config)],
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.request("GET", "/subjects")
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("the registry did not start") from None
+                time.sleep(0.02)
+
+    def connection(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        conn = self.connection()
+        try:
+            return _call(conn, method, path, body)
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_HEADERS = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
+
+
+def _call(conn: http.client.HTTPConnection, method: str, path: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    conn.request(method, path, body=data, headers=_HEADERS)
+    response = conn.getresponse()
+    raw = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"{method} {path}: {response.status} {raw[:200]!r}")
+    return json.loads(raw)
+
+
+def registry_figures(schemas: int, lookups: int) -> dict[str, Any]:
+    """`register_per_s`: distinct schemas registered over HTTP, one client with
+    keep-alive, each durable in `_schemas` before it is answered.
+    `lookup_per_s`: GET /schemas/ids/{id} over HTTP with keep-alive, round robin
+    over the registered ids."""
+    directory = Path(tempfile.mkdtemp(prefix="tributary-registry-bench-"))
+    server = _RegistryProcess(directory)
+    try:
+        conn = server.connection()
+        bodies = [{"schema": _schema_text(i)} for i in range(schemas)]
+        started = time.perf_counter()
+        ids = [
+            _call(conn, "POST", f"/subjects/bench-{i}-value/versions", body)["id"]
+            for i, body in enumerate(bodies)
+        ]
+        register_s = time.perf_counter() - started
+        if len(set(ids)) != schemas:
+            raise RuntimeError("distinct schemas must get distinct ids")
+        paths = [f"/schemas/ids/{ids[i % schemas]}" for i in range(lookups)]
+        started = time.perf_counter()
+        for path in paths:
+            _call(conn, "GET", path)
+        lookup_s = time.perf_counter() - started
+        conn.close()
+    finally:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+    return {
+        "register_per_s": round(schemas / register_s),
+        "lookup_per_s": round(lookups / lookup_s),
+        "registered_schemas": schemas,
+        "lookups": lookups,
+    }
+
+
+def rebuild_figures(count: int = 10_000) -> dict[str, Any]:
+    """`rebuild_10k_s`: seconds to rebuild a registry from a `_schemas` topic of
+    10,000 schemas (written in Confluent's record format, as a registry writes them
+    or as an import from a Confluent cluster leaves them), from opening the log to
+    answering."""
+    from connect.registry.core import SchemaRegistry
+    from connect.registry.core.records import SchemaRecord, encode_schema, schema_key
+    from log import FileLog
+
+    directory = Path(tempfile.mkdtemp(prefix="tributary-registry-rebuild-"))
+    try:
+        with FileLog(directory / "log", background=False) as log:
+            log.create_topic("_schemas", 1, config={"cleanup.policy": "compact"})
+            records = [
+                SchemaRecord(f"bench-{i}-value", 1, i + 1, _schema_text(i)) for i in range(count)
+            ]
+            for start in range(0, count, 1000):
+                chunk = records[start : start + 1000]
+                log.append(
+                    "_schemas",
+                    0,
+                    [encode_schema(r) for r in chunk],
+                    keys=[schema_key(r.subject, r.version) for r in chunk],
+                )
+            log.flush()
+        started = time.perf_counter()
+        log = FileLog(directory / "log", background=False)
+        registry = SchemaRegistry(log)
+        registry.start()
+        elapsed = time.perf_counter() - started
+        if len(registry.subjects()) != count:
+            raise RuntimeError("the rebuilt registry lost subjects")
+        registry.close()
+        log.close()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return {"rebuild_10k_s": round(elapsed, 3)}
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=50_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--schemas", type=int, default=2_000)
+    parser.add_argument("--lookups", type=int, default=20_000)
     args = parser.parse_args(argv)
     figures: dict[str, Any] = {}
     figures.update(converter_figures(args.records, args.rounds))
-    figures.update(register_figures())
-    figures.update(lookup_figures())
+    figures.update(registry_figures(args.schemas, args.lookups))
     figures.update(rebuild_figures())
     print(json.dumps(figures))
 

@@ -66,6 +66,7 @@ class RestServer:
         self.host = host
         self.port = port
         self.app = create_app(herder, auth=auth, topic_tracking=topic_tracking)
+        self.access_log = True
         self._server: _ThreadServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -89,6 +90,7 @@ class RestServer:
             lifespan="off",
             timeout_graceful_shutdown=_GRACE_S,
             server_header=False,
+            access_log=self.access_log,
         )
         server = _ThreadServer(config)
         thread = threading.Thread(

@@ -7,7 +7,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from connect.registry.core import SCHEMA_TYPES, SchemaNotFoundError, SchemaRegistry
+from connect.registry.core import (
+    SCHEMA_TYPES,
+    SchemaNotFoundError,
+    SchemaRecord,
+    SchemaRegistry,
+)
 from connect.registry.rest.params import flag, page
 from connect.registry.rest.responses import (
     json_response,
@@ -16,7 +21,7 @@ from connect.registry.rest.responses import (
     schema_text_response,
 )
 
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "schema_by_id"]
 
 
 def _registry(request: Request) -> SchemaRegistry:
@@ -32,15 +37,21 @@ def _id(request: Request) -> int:
         raise SchemaNotFoundError(None) from None
 
 
+def schema_by_id(record: SchemaRecord) -> dict[str, Any]:
+    """The body of GET /schemas/ids/{id} (without the optional subject/version)."""
+    out: dict[str, Any] = {"schemaType": record.schema_type, "schema": record.schema}
+    if record.references:
+        out["references"] = references(record)
+    return out
+
+
 async def get_schema(request: Request) -> Response:
     """The schema of an id. `subject` only adds subject/version when that subject holds
     the id; it never turns a hit into a miss (the deserializer always sends it)."""
     schema_id = _id(request)
     registry = _registry(request)
     record = registry.schema(schema_id)
-    out: dict[str, Any] = {"schemaType": record.schema_type, "schema": record.schema}
-    if record.references:
-        out["references"] = references(record)
+    out = schema_by_id(record)
     wanted = request.query_params.get("subject")
     if wanted:
         held = [v for s, v in registry.schema_versions(schema_id, deleted=True) if s == wanted]

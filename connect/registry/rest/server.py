@@ -31,5 +31,8 @@ class RegistryServer(RestServer):
         self.host = host
         self.port = port
         self.app = create_app(registry, auth=auth)
+        # A line per request is a fifth of a lookup's cost; clients look ids up by the
+        # thousand (every deserializer's cache miss), so the registry logs no requests.
+        self.access_log = False
         self._server = None
         self._thread = None
