@@ -35,6 +35,7 @@ from connect.errors import (
     RetryWithTolerance,
 )
 from connect.plugins import PluginKind, Plugins
+from connect.registry.local import set_local_log
 from connect.storage import OffsetStore, State
 from connect.worker.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from connect.worker.process_task import ProcessTask
@@ -91,6 +92,8 @@ class Worker:
         self.connectors: dict[str, Connector] = {}
         self.connector_states: dict[str, State] = {}
         self.tasks: dict[tuple[str, int], WorkerTask | ProcessTask] = {}
+        if isinstance(log, FileLog):  # converters may use `schema.registry.url=embedded`
+            set_local_log(log, topic=str(self.config.get("schema.registry.topic", "_schemas")))
 
     # ------------------------------------------------------------- connectors
 

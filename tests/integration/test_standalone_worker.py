@@ -388,3 +388,42 @@ def test_topic_tracking_can_be_switched_off(start_worker) -> None:
     worker = start_worker(config={"topic.tracking.enable": "false"})
     code, body = worker.request("GET", "/connectors/nope/topics")
     assert code == 403 and body["message"] == "Topic tracking is disabled."
+
+
+def test_avro_through_the_embedded_registry(tmp_path, start_worker) -> None:
+    """FileStreamSource → AvroConverter (schema.registry.url=embedded) → log →
+    AvroConverter → FileStreamSink, in task processes; the worker's registry REST API
+    serves the schema the converters registered."""
+    from tests.integration.conftest import free_port
+
+    src, out, files = _pipeline(tmp_path)
+    avro = {
+        "value.converter": "io.confluent.connect.avro.AvroConverter",
+        "value.converter.schema.registry.url": "embedded",
+    }
+    for path in files:
+        spec = json.loads(path.read_text())
+        spec["config"].update(avro)
+        path.write_text(json.dumps(spec))
+    src.write_bytes(_lines(3000))
+    registry_port = free_port()
+    worker = start_worker(
+        files,
+        config={
+            "schema.registry.enable": "true",
+            "schema.registry.listeners": f"http://127.0.0.1:{registry_port}",
+        },
+    )
+    wait_until(lambda: _size_at_least(out, len(_lines(3000))), what="the output")
+    assert out.read_bytes() == _lines(3000)
+    with FileLog(tmp_path / "log", background=False) as log:
+        first = log.read("lines", 0, 0, max_records=1)[0]
+    assert first.value[0] == 0 and int.from_bytes(first.value[1:5], "big") == 1  # wire format
+    import urllib.request
+
+    base = f"http://127.0.0.1:{registry_port}"
+    with urllib.request.urlopen(f"{base}/subjects") as response:
+        assert json.loads(response.read()) == ["lines-value"]
+    with urllib.request.urlopen(f"{base}/schemas/ids/1") as response:
+        assert json.loads(response.read())["schema"] == '"string"'
+    worker.wait_state("file-sink", "RUNNING")

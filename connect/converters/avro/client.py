@@ -402,6 +402,17 @@ def set_embedded_factory(factory: EmbeddedFactory | None) -> None:
     _embedded_factory = factory
 
 
+def _install_local_registry() -> None:
+    """A worker names its log (connect.registry.local); start a registry over it."""
+    from connect.registry.local import local_log
+
+    log, topic = local_log()
+    if log is not None:
+        from connect.registry.embedded import install_embedded_registry
+
+        install_embedded_registry(log, topic=topic)
+
+
 def client_for(
     urls: Sequence[str],
     *,
@@ -414,6 +425,8 @@ def client_for(
         raise ConfigError(config_name, None, "a schema registry URL is required")
     first = urls[0].strip()
     if first == EMBEDDED_URL:
+        if _embedded_factory is None:
+            _install_local_registry()
         if _embedded_factory is None:
             raise ConfigError(config_name, first, "no embedded schema registry runs in this worker")
         return _embedded_factory(configs or {})
