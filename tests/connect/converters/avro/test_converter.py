@@ -402,7 +402,6 @@ def test_resolves_by_short_and_confluent_class_name(name: str) -> None:
 
 
 def test_strict_latest_refuses_a_latest_schema_that_cannot_read_the_record() -> None:
-    pytest.importorskip("connect.registry.avro")
     client = MemorySchemaRegistryClient()
     v1 = Schema.struct([("a", INT32_SCHEMA)], name="x.R")
     v2 = Schema.struct([("a", INT32_SCHEMA), ("b", STRING_SCHEMA)], name="x.R")  # no default
