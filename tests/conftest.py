@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +66,33 @@ def subprocess_env() -> dict[str, str]:
 # A private PostgreSQL server (`postgres_server`) and a fresh database per test
 # (`postgres_url`) for tests marked `postgres`.
 pytest_plugins = ["tests.pg"]
+
+
+@pytest.fixture
+def start_herder(tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """Start StandaloneHerders on tmp_path/log. Worker config keys come as a dict
+    (`config=`) or as keyword arguments for keys without dots; the defaults are offsets
+    flushed every 100 ms and the worker's default converters. All are stopped, and
+    their logs closed, at teardown."""
+    from connect.herder.standalone import StandaloneHerder
+    from connect.worker.config import WORKER_CONFIG
+
+    started: list[tuple[StandaloneHerder, FileLog]] = []
+
+    def factory(config: dict[str, str] | None = None, **extra: str) -> StandaloneHerder:
+        raw = {
+            "log.dir": str(tmp_path / "log"),
+            "offset.flush.interval.ms": "100",
+            **(config or {}),
+            **extra,
+        }
+        log = FileLog(tmp_path / "log")
+        herder = StandaloneHerder({**raw, **WORKER_CONFIG.parse(raw)}, log=log, worker_id="w1")
+        herder.start()
+        started.append((herder, log))
+        return herder
+
+    yield factory
+    for herder, log in started:
+        herder.stop()
+        log.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,6 @@ from connect.api import AlreadyExistsError, IllegalWorkerStateError, NotFoundErr
 from connect.herder.api import BadRequestError
 from connect.herder.standalone import StandaloneHerder
 from connect.worker.config import WORKER_CONFIG
-from log import FileLog
 
 CONV = "tests.connect.plugins_for_tests.Utf8Converter"
 
@@ -39,20 +39,11 @@ def worker_config(log_dir: Path, **extra: str) -> dict:
 
 
 @pytest.fixture
-def start_herder(tmp_path: Path):
-    started: list[tuple[StandaloneHerder, FileLog]] = []
-
-    def factory() -> StandaloneHerder:
-        log = FileLog(tmp_path / "log")
-        herder = StandaloneHerder(worker_config(tmp_path / "log"), log=log, worker_id="w1")
-        herder.start()
-        started.append((herder, log))
-        return herder
-
-    yield factory
-    for herder, log in started:
-        herder.stop()
-        log.close()
+def start_herder(start_herder: Callable[..., StandaloneHerder]) -> Callable[[], StandaloneHerder]:
+    """The shared factory, with the test converters."""
+    return functools.partial(
+        start_herder, {"key.converter": CONV, "value.converter": CONV, "header.converter": CONV}
+    )
 
 
 def _lines(n: int, start: int = 0) -> str:

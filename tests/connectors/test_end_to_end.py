@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,6 @@ import pytest
 
 from connect.api import NotFoundError
 from connect.herder.standalone import StandaloneHerder
-from connect.worker.config import WORKER_CONFIG
-from log import FileLog
 
 
 def wait_until(predicate: Callable[[], Any], timeout_s: float = 30.0) -> None:
@@ -51,25 +49,6 @@ def seqnos(lines: list[dict[str, Any]], flag: str | None = None) -> dict[int, li
             continue
         out[line["task"]].append(line["seqno"])
     return dict(out)
-
-
-@pytest.fixture
-def start_herder(tmp_path: Path) -> Iterator[Callable[..., StandaloneHerder]]:
-    """Herders on tmp_path/log with the worker's default (JSON) converters."""
-    started: list[tuple[StandaloneHerder, FileLog]] = []
-
-    def factory(**extra: str) -> StandaloneHerder:
-        raw = {"log.dir": str(tmp_path / "log"), "offset.flush.interval.ms": "100", **extra}
-        log = FileLog(tmp_path / "log")
-        herder = StandaloneHerder({**raw, **WORKER_CONFIG.parse(raw)}, log=log, worker_id="w1")
-        herder.start()
-        started.append((herder, log))
-        return herder
-
-    yield factory
-    for herder, log in started:
-        herder.stop()
-        log.close()
 
 
 @pytest.mark.slow

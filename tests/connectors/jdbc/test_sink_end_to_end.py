@@ -4,9 +4,10 @@ updates, tombstones — across a restart of the worker, and the table ends exact
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,6 @@ import pytest
 import sqlalchemy as sa
 
 from connect.herder.standalone import StandaloneHerder
-from connect.worker.config import WORKER_CONFIG
 from log import FileLog
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -48,26 +48,9 @@ def wait_until(predicate: Callable[[], Any], timeout_s: float = 60.0) -> None:
 
 
 @pytest.fixture
-def start_herder(tmp_path: Path) -> Iterator[Callable[[], StandaloneHerder]]:
-    started: list[tuple[StandaloneHerder, FileLog]] = []
-
-    def factory() -> StandaloneHerder:
-        raw = {
-            "log.dir": str(tmp_path / "log"),
-            "offset.flush.interval.ms": "100",
-            "key.converter": JSON,
-            "value.converter": JSON,
-        }
-        log = FileLog(tmp_path / "log")
-        herder = StandaloneHerder({**raw, **WORKER_CONFIG.parse(raw)}, log=log, worker_id="w1")
-        herder.start()
-        started.append((herder, log))
-        return herder
-
-    yield factory
-    for herder, log in started:
-        herder.stop()
-        log.close()
+def start_herder(start_herder: Callable[..., StandaloneHerder]) -> Callable[[], StandaloneHerder]:
+    """The shared factory, with JSON keys and values."""
+    return functools.partial(start_herder, {"key.converter": JSON, "value.converter": JSON})
 
 
 def produce(log: FileLog, changes: list[tuple[int, dict[str, Any] | None]]) -> None:

@@ -4,6 +4,7 @@ repeated, and the shipped SQLite config runs as shipped."""
 
 from __future__ import annotations
 
+import functools
 import json
 import runpy
 import sqlite3
@@ -16,7 +17,6 @@ import pytest
 
 from connect.herder.standalone import StandaloneHerder
 from connect.standalone import load_connector_config, load_worker_config
-from connect.worker.config import WORKER_CONFIG
 from log import FileLog
 from tests.conftest import ROOT
 
@@ -45,26 +45,12 @@ def topic_values(log: FileLog, topic: str) -> list[Any]:
 
 
 @pytest.fixture
-def start_herder(tmp_path: Path) -> Iterator[Callable[..., StandaloneHerder]]:
-    started: list[tuple[StandaloneHerder, FileLog]] = []
-
-    def factory() -> StandaloneHerder:
-        raw = {
-            "log.dir": str(tmp_path / "log"),
-            "offset.flush.interval.ms": "100",
-            "task.isolation": "thread",
-            "value.converter.schemas.enable": "false",
-        }
-        log = FileLog(tmp_path / "log")
-        herder = StandaloneHerder({**raw, **WORKER_CONFIG.parse(raw)}, log=log, worker_id="w1")
-        herder.start()
-        started.append((herder, log))
-        return herder
-
-    yield factory
-    for herder, log in started:
-        herder.stop()
-        log.close()
+def start_herder(start_herder: Callable[..., StandaloneHerder]) -> Callable[[], StandaloneHerder]:
+    """The shared factory, with tasks in the worker and schemaless JSON values."""
+    return functools.partial(
+        start_herder,
+        {"task.isolation": "thread", "value.converter.schemas.enable": "false"},
+    )
 
 
 def insert(path: Path, first: int, last: int) -> None:
