@@ -35,7 +35,7 @@ from connect.errors import (
     RetryWithTolerance,
 )
 from connect.plugins import PluginKind, Plugins
-from connect.registry.local import set_local_log
+from connect.registry.local import local_log, set_local_log
 from connect.storage import OffsetStore, State
 from connect.worker.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from connect.worker.process_task import ProcessTask
@@ -378,6 +378,8 @@ class Worker:
         self.stop_tasks(list(self.tasks))
         for name in list(self.connectors):
             self.stop_connector(name)
+        if local_log()[0] is self.log:
+            set_local_log(None)  # stops an embedded registry over our log
 
     # ------------------------------------------------------- building blocks
 

@@ -404,13 +404,13 @@ def set_embedded_factory(factory: EmbeddedFactory | None) -> None:
 
 def _install_local_registry() -> None:
     """A worker names its log (connect.registry.local); start a registry over it."""
-    from connect.registry.local import local_log
+    from connect.registry.local import local_log, remember_uninstall
 
     log, topic = local_log()
     if log is not None:
         from connect.registry.embedded import install_embedded_registry
 
-        install_embedded_registry(log, topic=topic)
+        remember_uninstall(install_embedded_registry(log, topic=topic))
 
 
 def client_for(
