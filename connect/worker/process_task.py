@@ -33,6 +33,7 @@ import logging
 import multiprocessing
 import signal
 import threading
+import traceback
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from typing import Any
@@ -198,16 +199,21 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
         with send_lock, contextlib.suppress(OSError, ValueError):
             conn.send(message)
 
-    # Step 2
-    log = FileLog(spec["log_dir"], background=False)
-    offsets = OffsetStore(
-        LogTable(
-            log,
-            config["offset.storage.topic"],
-            partitions=int(config["offset.storage.partitions"]),
+    # Step 2 (a failure here is reported with its trace, like a task's own failure)
+    try:
+        log = FileLog(spec["log_dir"], background=False)
+        offsets = OffsetStore(
+            LogTable(
+                log,
+                config["offset.storage.topic"],
+                partitions=int(config["offset.storage.partitions"]),
+            )
         )
-    )
-    offsets.start()
+        offsets.start()
+    except Exception as exc:
+        send("status", "FAILED", "".join(traceback.format_exception(exc)))
+        conn.close()
+        return
     worker = Worker(
         {**config, "task.isolation": "thread"},
         log=log,

@@ -427,3 +427,4 @@ def test_avro_through_the_embedded_registry(tmp_path, start_worker) -> None:
     with urllib.request.urlopen(f"{base}/schemas/ids/1") as response:
         assert json.loads(response.read())["schema"] == '"string"'
     worker.wait_state("file-sink", "RUNNING")
+
