@@ -14,6 +14,7 @@ _MOCK_SOURCE = "connectors.mock.source:MockSourceConnector"
 _MOCK_SINK = "connectors.mock.sink:MockSinkConnector"
 _JDBC_SOURCE = "connectors.jdbc.source:JdbcSourceConnector"
 _JDBC_SINK = "connectors.jdbc.sink:JdbcSinkConnector"
+_POSTGRES_CDC = "connectors.postgres.source:PostgresCdcSourceConnector"
 
 _PATHS: dict[str, str] = {
     "FileStreamSource": _FILE_SOURCE,
@@ -41,6 +42,9 @@ _PATHS: dict[str, str] = {
     "JdbcSink": _JDBC_SINK,
     "JdbcSinkConnector": _JDBC_SINK,
     "io.confluent.connect.jdbc.JdbcSinkConnector": _JDBC_SINK,
+    "PostgresCdcSource": _POSTGRES_CDC,
+    "PostgresConnector": _POSTGRES_CDC,
+    "io.debezium.connector.postgresql.PostgresConnector": _POSTGRES_CDC,
 }
 
 

@@ -1,0 +1,286 @@
+"""PostgresCdcSource's configuration: Debezium's PostgreSQL connector keys.
+
+`CONFIG` declares every key once; `parse_config(props)` checks them together (one of
+`database.hostname` or `connection.url`, regexes that compile) and `connection_params`
+turns the parsed config into psycopg2 connection keywords. Every session runs with
+TimeZone UTC and DateStyle ISO so values parse the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from connect.api import (
+    NO_DEFAULT,
+    ConfigDef,
+    ConfigError,
+    ConfigType,
+    Importance,
+    Password,
+    at_least,
+    non_empty_string,
+    one_of,
+)
+
+__all__ = [
+    "AUTOCREATE_MODES",
+    "CONFIG",
+    "SNAPSHOT_MODES",
+    "connection_params",
+    "describe_connection",
+    "parse_config",
+]
+
+SNAPSHOT_MODES = ("initial", "never", "no_data", "initial_only", "always")
+AUTOCREATE_MODES = ("all_tables", "filtered", "disabled")
+OPERATIONS = ("c", "u", "d", "t", "none")
+_SESSION_OPTIONS = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c extra_float_digits=3"
+_DB = "Database"
+_CDC = "Change capture"
+
+
+def _regexes(name: str, value: Any) -> None:
+    for entry in value or []:
+        try:
+            re.compile(entry)
+        except re.error as exc:
+            raise ConfigError(name, entry, f"not a regular expression ({exc})") from None
+
+
+def _operations(name: str, value: Any) -> None:
+    for op in value or []:
+        if op not in OPERATIONS:
+            raise ConfigError(name, ",".join(value), f"{op!r} is not one of c, u, d, t, none")
+
+
+def _identifier(name: str, value: Any) -> None:
+    if value is not None and not re.fullmatch(r"[a-z0-9_]{1,63}", str(value)):
+        raise ConfigError(name, value, "use 1 to 63 lower-case letters, digits and underscores")
+
+
+def _topic_prefix(name: str, value: Any) -> None:
+    non_empty_string(name, value)
+    if value is not None and not re.fullmatch(r"[a-zA-Z0-9._-]+", str(value)):
+        raise ConfigError(name, value, "topic names allow only letters, digits, '.', '_', '-'")
+
+
+CONFIG = (
+    ConfigDef()
+    .define(
+        "topic.prefix",
+        ConfigType.STRING,
+        NO_DEFAULT,
+        _topic_prefix,
+        Importance.HIGH,
+        "Logical name of the server: the prefix of every topic (<prefix>.<schema>.<table>) "
+        "and the source partition",
+        group=_CDC,
+    )
+    .define(
+        "database.hostname",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.HIGH,
+        "Host of the PostgreSQL server (or give connection.url)",
+        group=_DB,
+    )
+    .define("database.port", ConfigType.INT, 5432, at_least(1), Importance.HIGH, "Port", group=_DB)
+    .define("database.user", ConfigType.STRING, None, None, Importance.HIGH, "User", group=_DB)
+    .define(
+        "database.password", ConfigType.PASSWORD, None, None, Importance.HIGH, "Password", group=_DB
+    )
+    .define(
+        "database.dbname", ConfigType.STRING, None, None, Importance.HIGH, "Database", group=_DB
+    )
+    .define(
+        "connection.url",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.HIGH,
+        "A SQLAlchemy URL instead of the database.* keys, e.g. "
+        "postgresql+psycopg2://user:secret@host:5432/db (database.* keys override its parts)",
+        group=_DB,
+    )
+    .define(
+        "slot.name",
+        ConfigType.STRING,
+        "debezium",
+        _identifier,
+        Importance.MEDIUM,
+        "The logical replication slot (created when missing; one per connector)",
+        group=_CDC,
+    )
+    .define(
+        "publication.name",
+        ConfigType.STRING,
+        "dbz_publication",
+        non_empty_string,
+        Importance.MEDIUM,
+        "The publication pgoutput streams",
+        group=_CDC,
+    )
+    .define(
+        "publication.autocreate.mode",
+        ConfigType.STRING,
+        "all_tables",
+        one_of(*AUTOCREATE_MODES),
+        Importance.MEDIUM,
+        "all_tables: create the publication FOR ALL TABLES when missing (superuser); "
+        "filtered: create or set it to the tables the include/exclude lists select; "
+        "disabled: it must exist",
+        group=_CDC,
+    )
+    .define(
+        "table.include.list",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.MEDIUM,
+        "Regular expressions matched against schema.table: capture only these",
+        group=_CDC,
+    )
+    .define(
+        "table.exclude.list",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.MEDIUM,
+        "Regular expressions matched against schema.table: capture all but these",
+        group=_CDC,
+    )
+    .define(
+        "snapshot.mode",
+        ConfigType.STRING,
+        "initial",
+        one_of(*SNAPSHOT_MODES),
+        Importance.MEDIUM,
+        "initial: snapshot when there is no completed snapshot in the offsets, then stream; "
+        "always: snapshot at every start; initial_only: snapshot and stop; "
+        "never (no_data): stream only",
+        group=_CDC,
+    )
+    .define(
+        "skipped.operations",
+        ConfigType.LIST,
+        "t",
+        _operations,
+        Importance.LOW,
+        "Operations not emitted: c, u, d, t (truncate), or none",
+        group=_CDC,
+    )
+    .define(
+        "tombstones.on.delete",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.MEDIUM,
+        "Follow each delete with a tombstone (same key, null value) for log compaction",
+        group=_CDC,
+    )
+    .define(
+        "heartbeat.interval.ms",
+        ConfigType.INT,
+        0,
+        at_least(0),
+        Importance.MEDIUM,
+        "Emit a heartbeat to __debezium-heartbeat.<prefix> this often (0: never), so the "
+        "slot advances while the captured tables are quiet",
+        group=_CDC,
+    )
+    .define(
+        "max.batch.size",
+        ConfigType.INT,
+        2048,
+        at_least(1),
+        Importance.LOW,
+        "Most records one poll() returns",
+        group=_CDC,
+    )
+    .define(
+        "poll.interval.ms",
+        ConfigType.INT,
+        500,
+        at_least(1),
+        Importance.LOW,
+        "Longest time poll() waits for changes",
+        group=_CDC,
+    )
+    .define(
+        "snapshot.fetch.size",
+        ConfigType.INT,
+        10240,
+        at_least(1),
+        Importance.LOW,
+        "Rows read ahead of the log during the snapshot (bounds its memory)",
+        group=_CDC,
+    )
+)
+
+
+def parse_config(props: Mapping[str, Any]) -> dict[str, Any]:
+    cfg = CONFIG.parse(props)
+    if not cfg["database.hostname"] and not cfg["connection.url"]:
+        raise ConfigError(
+            "database.hostname",
+            None,
+            "give database.hostname (and database.dbname) or a connection.url",
+        )
+    if cfg["connection.url"]:
+        connection_params(cfg)  # a bad URL fails here
+    elif not cfg["database.dbname"]:
+        raise ConfigError("database.dbname", None, "the database to capture")
+    if cfg["snapshot.mode"] == "no_data":
+        cfg["snapshot.mode"] = "never"
+    return cfg
+
+
+def connection_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """psycopg2.connect keywords: the URL's parts, overridden by database.* keys."""
+    params: dict[str, Any] = {}
+    url = cfg.get("connection.url")
+    if url:
+        try:
+            parsed = sa.make_url(url)
+        except sa.exc.ArgumentError as exc:
+            raise ConfigError("connection.url", url, f"not a SQLAlchemy URL ({exc})") from None
+        if parsed.get_backend_name() != "postgresql":
+            raise ConfigError(
+                "connection.url",
+                parsed.render_as_string(hide_password=True),
+                "not a PostgreSQL URL (postgresql://… or postgresql+psycopg2://…)",
+            )
+        params.update(
+            host=parsed.host,
+            port=parsed.port,
+            user=parsed.username,
+            password=parsed.password,
+            dbname=parsed.database,
+        )
+    password = cfg.get("database.password")
+    overrides = {
+        "host": cfg.get("database.hostname"),
+        "port": cfg.get("database.port") if cfg.get("database.hostname") else None,
+        "user": cfg.get("database.user"),
+        "password": password.value if isinstance(password, Password) else password,
+        "dbname": cfg.get("database.dbname"),
+    }
+    params.update({k: v for k, v in overrides.items() if v})
+    params = {k: v for k, v in params.items() if v is not None}
+    params.setdefault("port", 5432)
+    params["options"] = _SESSION_OPTIONS
+    params.setdefault("connect_timeout", 10)
+    return params
+
+
+def describe_connection(params: Mapping[str, Any]) -> str:
+    """user@host:port/db for messages (never the password)."""
+    return (
+        f"{params.get('user', '')}@{params.get('host', '')}:{params.get('port', '')}"
+        f"/{params.get('dbname', '')}"
+    )
