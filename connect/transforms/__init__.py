@@ -68,6 +68,9 @@ def _build_aliases() -> dict[str, str]:
 
 
 ALIASES: dict[str, str] = _build_aliases()
+# Debezium's "unwrap", under its short name and Debezium's class name.
+ALIASES["ExtractNewRecordState"] = "connect.transforms.unwrap:ExtractNewRecordState"
+ALIASES["io.debezium.transforms.ExtractNewRecordState"] = ALIASES["ExtractNewRecordState"]
 
 
 def __getattr__(name: str) -> Any:

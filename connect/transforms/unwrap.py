@@ -1,0 +1,577 @@
+"""ExtractNewRecordState: Debezium's "unwrap", which flattens a change event to the
+row it leaves behind, so CDC streams feed sinks that expect plain rows.
+
+A change event's value is an envelope — `before`, `after`, `source`, `op` (c create,
+u update, d delete, r snapshot read, t truncate), `ts_ms` — with a Connect schema
+(a Struct) or without one (a dict). The transform replaces it with:
+
+- creates, updates and reads: the `after` row; its schema is the `after` field's
+  schema made required (a row always has a value);
+- deletes: what the delete handling asks for (below);
+- truncates: nothing (dropped: a row-level sink cannot apply them);
+- the tombstone (null value) that follows each delete: kept or dropped (below).
+
+Records that are not envelopes (heartbeats, schema-change and transaction events,
+anything without `op`, `before` and `after`) pass through unchanged, as Debezium's do.
+
+Delete handling. `delete.tombstone.handling.mode`, Debezium's newer key, wins when
+set; otherwise the older pair `delete.handling.mode` + `drop.tombstones` decides:
+
+    delete.tombstone.handling.mode  delete event becomes             tombstones
+    drop                            dropped                          dropped
+    tombstone                       null value, row schema           dropped
+    rewrite                         `before` row, __deleted="true"   dropped
+    rewrite-with-tombstone          `before` row, __deleted="true"   kept
+    delete-to-tombstone             null value, null schema          dropped
+
+    delete.handling.mode            delete event becomes             tombstones
+    drop (default)                  dropped                          drop.tombstones
+    none                            null value, row schema           (default true:
+    rewrite                         `before` row, __deleted="true"    dropped)
+
+In the rewrite modes every other row gets `__deleted="false"`, so the column exists
+on every record. `tombstone`/`none` keep the row schema on the null value (Debezium
+does so that a sink can still tell the table); `delete-to-tombstone` emits a true
+Kafka tombstone.
+
+Metadata. `add.fields` lists envelope fields to append to the row: `op`, `ts_ms`
+(and `ts_us`, `ts_ns`) name the envelope's own, `id`, `total_order` and
+`data_collection_order` the `transaction` block's, anything else the `source`
+block's; `source.<f>` / `transaction.<f>` say so explicitly. They are named
+`<add.fields.prefix><f>` (prefix `__`), or `<prefix><struct>_<f>` when the struct is
+written out (`source.ts_ms` → `__source_ts_ms`), or the name after a colon
+(`source.ts_ms:event_time`, used as written). A field the envelope does not have is
+skipped. `add.headers` does the same into headers, named with `add.headers.prefix`.
+
+`route.by.field` sends the record to the topic named by that column of the row
+(`after`, or `before` for deletes). `drop.fields.header.name` names a header that
+lists columns to remove from the value (and from the key with
+`drop.fields.from.key`); with `drop.fields.keep.schema.compatible` (default) only
+optional columns are removed, so the schema stays compatible with earlier ones.
+
+Everything derived from an envelope schema is built once per schema and cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any, Literal, NamedTuple
+
+from connect.api import (
+    OPTIONAL_STRING_SCHEMA,
+    ConfigDef,
+    ConfigError,
+    ConfigType,
+    ConnectRecord,
+    Importance,
+    Schema,
+    Struct,
+    Transformation,
+    Type,
+    one_of,
+)
+from connect.transforms._util import (
+    SchemaCache,
+    SchemaCaching,
+    define_replace_null,
+    field_values,
+    make_struct,
+    require_map,
+    require_struct,
+    struct_schema,
+)
+
+__all__ = ["ExtractNewRecordState"]
+
+DROP_TOMBSTONES = "drop.tombstones"
+DELETE_HANDLING_MODE = "delete.handling.mode"
+DELETE_TOMBSTONE_HANDLING_MODE = "delete.tombstone.handling.mode"
+ROUTE_BY_FIELD = "route.by.field"
+ADD_FIELDS = "add.fields"
+ADD_FIELDS_PREFIX = "add.fields.prefix"
+ADD_HEADERS = "add.headers"
+ADD_HEADERS_PREFIX = "add.headers.prefix"
+DROP_FIELDS_HEADER_NAME = "drop.fields.header.name"
+DROP_FIELDS_FROM_KEY = "drop.fields.from.key"
+DROP_FIELDS_KEEP_SCHEMA_COMPATIBLE = "drop.fields.keep.schema.compatible"
+
+DELETED_FIELD = "__deleted"
+_PURPOSE = "Debezium change event unwrapping"
+_ENVELOPE_FIELDS = frozenset({"op", "ts_ms", "ts_us", "ts_ns"})
+_TRANSACTION_FIELDS = frozenset({"id", "total_order", "data_collection_order"})
+_STRUCTS = ("source", "transaction")
+_LEGACY_MODES = ("drop", "none", "rewrite")
+_MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone")
+_REFS_DOC = (
+    " Fields of the envelope (op, ts_ms), of its transaction block (id, total_order, "
+    "data_collection_order) or else of its source block; write source.<field> or "
+    "transaction.<field> to say which, and <field>:<name> to choose the name."
+)
+
+
+class _OnDelete(Enum):
+    """What a delete event becomes."""
+
+    DROP = "dropped"
+    NULL = "a null value with the row schema"
+    TOMBSTONE = "a tombstone (null value and schema)"
+    REWRITE = "the before row with __deleted=true"
+
+
+# mode → (delete becomes, tombstones kept)
+_NEW_MODES: dict[str, tuple[_OnDelete, bool]] = {
+    "drop": (_OnDelete.DROP, False),
+    "tombstone": (_OnDelete.NULL, False),
+    "rewrite": (_OnDelete.REWRITE, False),
+    "rewrite-with-tombstone": (_OnDelete.REWRITE, True),
+    "delete-to-tombstone": (_OnDelete.TOMBSTONE, False),
+}
+_LEGACY_DELETES = {"drop": _OnDelete.DROP, "none": _OnDelete.NULL, "rewrite": _OnDelete.REWRITE}
+
+
+class _Ref(NamedTuple):
+    """One `add.fields` / `add.headers` entry: where the value is (`struct` None: the
+    envelope itself) and the name it is added under."""
+
+    struct: str | None
+    field: str
+    name: str
+
+
+def _refs(key: str, entries: list[str], prefix: str) -> tuple[_Ref, ...]:
+    """The references an `add.fields` / `add.headers` list makes (see the module
+    docstring); a ConfigError on `key` for an entry that names no field."""
+    refs: list[_Ref] = []
+    for entry in entries:
+        spec, colon, rename = entry.partition(":")
+        parts = spec.strip().split(".")
+        if len(parts) == 1 and parts[0]:
+            field = parts[0]
+            if field in _ENVELOPE_FIELDS:
+                struct = None
+            elif field in _TRANSACTION_FIELDS:
+                struct = "transaction"
+            else:
+                struct = "source"
+            name = prefix + field
+        elif len(parts) == 2 and parts[0] in _STRUCTS and parts[1]:
+            struct, field = parts
+            name = f"{prefix}{struct}_{field}"
+        else:
+            raise ConfigError(
+                key,
+                ",".join(entries),
+                f"{entry!r} is not <field>, source.<field> or transaction.<field>",
+            )
+        if colon:
+            name = rename.strip()
+            if not name:
+                raise ConfigError(key, ",".join(entries), f"{entry!r} gives an empty name")
+        if any(r.name == name for r in refs):
+            raise ConfigError(key, ",".join(entries), f"{name!r} would be added twice")
+        refs.append(_Ref(struct, field, name))
+    return tuple(refs)
+
+
+# A path into an envelope Struct's values: (field index,) or (struct index, field index).
+_Path = tuple[int, ...]
+
+
+def _at(values: list[Any], path: _Path) -> Any:
+    value = values[path[0]]
+    if len(path) == 2 and value is not None:
+        value = value._values[path[1]]
+    return value
+
+
+class _Plan(NamedTuple):
+    """What the transform derives from one envelope schema."""
+
+    before: int
+    after: int
+    op: int
+    after_out: Schema  # the row schema of creates, updates and reads
+    before_out: Schema  # the row schema of rewritten deletes
+    null_out: Schema  # the schema of a delete turned into a null value
+    fields: tuple[_Path, ...]  # add.fields present in this schema, in order
+    headers: tuple[tuple[str, _Path, Schema], ...]
+    route_after: int | None  # index of route.by.field in the after / before row
+    route_before: int | None
+
+
+class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
+    """Flatten Debezium change events to the row state (see the module docstring)."""
+
+    _CONFIG = define_replace_null(
+        ConfigDef()
+        .define(
+            DROP_TOMBSTONES,
+            ConfigType.BOOLEAN,
+            True,
+            None,
+            Importance.LOW,
+            "Whether to drop the tombstone that follows each delete event. Ignored when "
+            f"{DELETE_TOMBSTONE_HANDLING_MODE} is set.",
+        )
+        .define(
+            DELETE_HANDLING_MODE,
+            ConfigType.STRING,
+            "drop",
+            one_of(*_LEGACY_MODES),
+            Importance.MEDIUM,
+            "What a delete event becomes: drop (removed), none (a null value), or rewrite "
+            f"(the before row with {DELETED_FIELD}=true, other rows with {DELETED_FIELD}="
+            f"false). Ignored when {DELETE_TOMBSTONE_HANDLING_MODE} is set.",
+        )
+        .define(
+            DELETE_TOMBSTONE_HANDLING_MODE,
+            ConfigType.STRING,
+            None,
+            one_of(*_MODES),
+            Importance.MEDIUM,
+            "Delete events and tombstones together, replacing drop.tombstones and "
+            "delete.handling.mode: drop (both removed), tombstone (each delete becomes a "
+            "null value, tombstones removed), rewrite (deletes rewritten, tombstones "
+            "removed), rewrite-with-tombstone (deletes rewritten, tombstones kept), "
+            "delete-to-tombstone (deletes become tombstones, original tombstones removed).",
+        )
+        .define(
+            ROUTE_BY_FIELD,
+            ConfigType.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "A column whose value (after the change; before it, for deletes) names the "
+            "topic to send the record to.",
+        )
+        .define(
+            ADD_FIELDS,
+            ConfigType.LIST,
+            "",
+            None,
+            Importance.LOW,
+            "Metadata fields to add to the row, prefixed with add.fields.prefix "
+            "(or <prefix><struct>_ when the struct is written out)." + _REFS_DOC,
+        )
+        .define(
+            ADD_FIELDS_PREFIX,
+            ConfigType.STRING,
+            "__",
+            None,
+            Importance.LOW,
+            "The prefix of the fields add.fields adds.",
+        )
+        .define(
+            ADD_HEADERS,
+            ConfigType.LIST,
+            "",
+            None,
+            Importance.LOW,
+            "Metadata fields to add as headers, prefixed with add.headers.prefix." + _REFS_DOC,
+        )
+        .define(
+            ADD_HEADERS_PREFIX,
+            ConfigType.STRING,
+            "__",
+            None,
+            Importance.LOW,
+            "The prefix of the headers add.headers adds.",
+        )
+        .define(
+            DROP_FIELDS_HEADER_NAME,
+            ConfigType.STRING,
+            None,
+            None,
+            Importance.LOW,
+            "A header listing columns to remove from the value (a list, or a comma "
+            "separated string).",
+        )
+        .define(
+            DROP_FIELDS_FROM_KEY,
+            ConfigType.BOOLEAN,
+            False,
+            None,
+            Importance.LOW,
+            "Whether the columns the drop.fields header lists are removed from the key too.",
+        )
+        .define(
+            DROP_FIELDS_KEEP_SCHEMA_COMPATIBLE,
+            ConfigType.BOOLEAN,
+            True,
+            None,
+            Importance.LOW,
+            "Whether only optional columns are removed, keeping the schema compatible.",
+        )
+    )
+
+    _schemas: SchemaCache[_Plan | Literal[False]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._on_delete = _OnDelete.DROP
+        self._keep_tombstones = False
+        self._rewrite = False
+        self._fields: tuple[_Ref, ...] = ()
+        self._headers: tuple[_Ref, ...] = ()
+        self._route: str | None = None
+        self._drop_header: str | None = None
+        self._drop_from_key = False
+        self._keep_compatible = True
+        self._dropped: dict[tuple[Schema, frozenset[str]], tuple[Schema, tuple[int, ...]]] = {}
+
+    def _configure(self, parsed: dict[str, Any]) -> None:
+        mode = parsed[DELETE_TOMBSTONE_HANDLING_MODE]
+        if mode is not None:
+            self._on_delete, self._keep_tombstones = _NEW_MODES[mode.strip().lower()]
+        else:
+            self._on_delete = _LEGACY_DELETES[parsed[DELETE_HANDLING_MODE].strip().lower()]
+            self._keep_tombstones = not parsed[DROP_TOMBSTONES]
+        self._rewrite = self._on_delete is _OnDelete.REWRITE
+        self._fields = _refs(ADD_FIELDS, parsed[ADD_FIELDS], parsed[ADD_FIELDS_PREFIX] or "")
+        self._headers = _refs(ADD_HEADERS, parsed[ADD_HEADERS], parsed[ADD_HEADERS_PREFIX] or "")
+        if self._rewrite and any(r.name == DELETED_FIELD for r in self._fields):
+            raise ConfigError(
+                ADD_FIELDS, ",".join(parsed[ADD_FIELDS]), f"{DELETED_FIELD} is the rewrite marker"
+            )
+        self._route = (parsed[ROUTE_BY_FIELD] or "").strip() or None
+        self._drop_header = (parsed[DROP_FIELDS_HEADER_NAME] or "").strip() or None
+        self._drop_from_key = parsed[DROP_FIELDS_FROM_KEY]
+        self._keep_compatible = parsed[DROP_FIELDS_KEEP_SCHEMA_COMPATIBLE]
+        self._dropped.clear()
+
+    # ------------------------------------------------------------------ apply
+
+    def apply(self, record: ConnectRecord) -> ConnectRecord | None:
+        value = record.value
+        if value is None:  # a tombstone (Debezium's come after each delete)
+            return record if self._keep_tombstones else None
+        schema = record.value_schema
+        if schema is None:
+            return self._schemaless(record, value)
+        if schema.type is not Type.STRUCT:
+            return record
+        plan = self._schemas.get_or_build(schema, self._plan)
+        if plan is False:
+            return record  # not a change event
+        envelope = require_struct(value, _PURPOSE)
+        values = envelope._values
+        op = values[plan.op]
+        if op == "t":
+            return None
+        after = values[plan.after]
+        if op != "d" and after is not None:
+            row = self._row(plan.after_out, after, "false", values, plan)
+            out = self._emit(record, plan, values, plan.after_out, row)
+            return self._routed(out, after, plan.route_after)
+        before = values[plan.before]
+        on_delete = self._on_delete
+        if on_delete is _OnDelete.DROP:
+            return None
+        if on_delete is _OnDelete.REWRITE and before is not None:
+            row = self._row(plan.before_out, before, "true", values, plan)
+            out = self._emit(record, plan, values, plan.before_out, row)
+        elif on_delete is _OnDelete.TOMBSTONE:
+            out = self._emit(record, plan, values, None, None)
+        elif on_delete is _OnDelete.REWRITE:  # a delete without a before image
+            out = self._emit(record, plan, values, plan.before_out.optional_(), None)
+        else:
+            out = self._emit(record, plan, values, plan.null_out, None)
+        return self._routed(out, before, plan.route_before)
+
+    def _row(
+        self, schema: Schema, row: Struct, deleted: str, values: list[Any], plan: _Plan
+    ) -> Struct:
+        out = field_values(require_struct(row, _PURPOSE), self._replace_null)
+        if self._rewrite:
+            out.append(deleted)
+        out.extend(_at(values, path) for path in plan.fields)
+        return make_struct(schema, out)
+
+    def _emit(
+        self,
+        record: ConnectRecord,
+        plan: _Plan,
+        values: list[Any],
+        schema: Schema | None,
+        row: Struct | None,
+    ) -> ConnectRecord:
+        if not plan.headers:
+            return self._dropping(record.new_record(value_schema=schema, value=row))  # type: ignore[attr-defined]
+        headers = record.headers.copy()
+        for name, path, header_schema in plan.headers:
+            headers.add(name, _at(values, path), header_schema)
+        out = record.new_record(value_schema=schema, value=row, headers=headers)  # type: ignore[attr-defined]
+        return self._dropping(out)
+
+    def _routed(self, record: ConnectRecord, row: Struct | None, index: int | None) -> Any:
+        if index is None or row is None:
+            return record
+        topic = row._values[index]
+        if topic is None:
+            return record
+        return record.new_record(topic=str(topic))  # type: ignore[attr-defined]
+
+    # ----------------------------------------------------------------- schemas
+
+    def _plan(self, schema: Schema) -> _Plan | Literal[False]:
+        """How to unwrap envelopes of `schema`, or False when it is no envelope (cached
+        too: heartbeats and the like come again and again)."""
+        f_before, f_after, f_op = (schema.field(n) for n in ("before", "after", "op"))
+        if f_before is None or f_after is None or f_op is None:
+            return False
+        if f_before.schema.type is not Type.STRUCT or f_after.schema.type is not Type.STRUCT:
+            return False
+        fields = [(path, ref.name, s) for ref in self._fields for path, s in _find(schema, ref)]
+        added = [(name, s) for _, name, s in fields]
+        after_out = self._row_schema(f_after.schema, added)
+        if f_before.schema == f_after.schema:
+            before_out = after_out
+        else:
+            before_out = self._row_schema(f_before.schema, added)
+        headers = tuple(
+            (ref.name, path, s) for ref in self._headers for path, s in _find(schema, ref)
+        )
+        return _Plan(
+            before=f_before.index,
+            after=f_after.index,
+            op=f_op.index,
+            after_out=after_out,
+            before_out=before_out,
+            null_out=after_out.optional_(),
+            fields=tuple(path for path, _, _ in fields),
+            headers=headers,
+            route_after=_index(f_after.schema, self._route),
+            route_before=_index(f_before.schema, self._route),
+        )
+
+    def _row_schema(self, row: Schema, added: list[tuple[str, Schema]]) -> Schema:
+        columns = [(f.name, f.schema) for f in row.fields]
+        if self._rewrite:
+            columns.append((DELETED_FIELD, OPTIONAL_STRING_SCHEMA))
+        return struct_schema(row, columns + added).with_(optional=False)
+
+    # -------------------------------------------------------------- schemaless
+
+    def _schemaless(self, record: ConnectRecord, value: Any) -> ConnectRecord | None:
+        if not isinstance(value, Mapping) or "op" not in value:
+            return record
+        if "after" not in value and "before" not in value:
+            return record
+        op = value["op"]
+        if op == "t":
+            return None
+        after = value.get("after")
+        if op != "d" and after is not None:
+            row: dict[str, Any] | None = dict(require_map(after, _PURPOSE))
+            deleted, source_row = "false", row
+        else:
+            if self._on_delete is _OnDelete.DROP:
+                return None
+            before = value.get("before")
+            source_row = dict(require_map(before, _PURPOSE)) if before is not None else None
+            row = source_row if self._on_delete is _OnDelete.REWRITE else None
+            deleted = "true"
+        if row is not None:
+            if self._rewrite:
+                row[DELETED_FIELD] = deleted
+            for ref in self._fields:
+                found, field_value = _lookup(value, ref)
+                if found:
+                    row[ref.name] = field_value
+        headers = record.headers
+        if self._headers:
+            headers = headers.copy()
+            for ref in self._headers:
+                found, field_value = _lookup(value, ref)
+                if found:
+                    headers.add(ref.name, field_value)
+        out = self._dropping(record.new_record(value_schema=None, value=row, headers=headers))  # type: ignore[attr-defined]
+        if self._route is not None and source_row is not None:
+            topic = source_row.get(self._route)
+            if topic is not None:
+                out = out.new_record(topic=str(topic))
+        return out
+
+    # ------------------------------------------------------------- drop.fields
+
+    def _dropping(self, record: ConnectRecord) -> ConnectRecord:
+        """`record` without the columns the drop.fields header lists, if any."""
+        if self._drop_header is None:
+            return record
+        header = record.headers.last(self._drop_header)
+        if header is None or header.value is None:
+            return record
+        listed = header.value
+        if isinstance(listed, str):
+            listed = listed.split(",")
+        names = frozenset(str(n).strip() for n in listed if str(n).strip())
+        if not names:
+            return record
+        schema, value = self._without(record.value_schema, record.value, names)
+        if not self._drop_from_key:
+            return record.new_record(value_schema=schema, value=value)  # type: ignore[attr-defined]
+        key_schema, key = self._without(record.key_schema, record.key, names)
+        return record.new_record(  # type: ignore[attr-defined]
+            value_schema=schema, value=value, key_schema=key_schema, key=key
+        )
+
+    def _without(
+        self, schema: Schema | None, value: Any, names: frozenset[str]
+    ) -> tuple[Schema | None, Any]:
+        if value is None:
+            return schema, value
+        if schema is None:
+            if not isinstance(value, Mapping):
+                return schema, value
+            return None, {k: v for k, v in value.items() if k not in names}
+        if schema.type is not Type.STRUCT:
+            return schema, value
+        cached = self._dropped.get((schema, names))
+        if cached is None:
+            kept = tuple(
+                f.index
+                for f in schema.fields
+                if f.name not in names or (self._keep_compatible and not f.schema.optional)
+            )
+            narrowed = struct_schema(
+                schema, [(f.name, f.schema) for f in schema.fields if f.index in kept]
+            )
+            if len(self._dropped) >= 64:
+                self._dropped.clear()
+            cached = self._dropped[(schema, names)] = (narrowed, kept)
+        narrowed, kept = cached
+        if len(kept) == len(schema.fields):
+            return schema, value
+        values = require_struct(value, _PURPOSE)._values
+        return narrowed, make_struct(narrowed, [values[i] for i in kept])
+
+
+def _find(envelope: Schema, ref: _Ref) -> list[tuple[_Path, Schema]]:
+    """Where `ref` is in `envelope` and its schema (made optional: the envelope may
+    hold no value for it), or nothing when the envelope has no such field."""
+    if ref.struct is None:
+        field = envelope.field(ref.field)
+        return [] if field is None else [((field.index,), field.schema.optional_())]
+    holder = envelope.field(ref.struct)
+    if holder is None or holder.schema.type is not Type.STRUCT:
+        return []
+    field = holder.schema.field(ref.field)
+    if field is None:
+        return []
+    return [((holder.index, field.index), field.schema.optional_())]
+
+
+def _lookup(envelope: Mapping[str, Any], ref: _Ref) -> tuple[bool, Any]:
+    """(found, value) of `ref` in a schemaless envelope."""
+    holder = envelope if ref.struct is None else envelope.get(ref.struct)
+    if not isinstance(holder, Mapping) or ref.field not in holder:
+        return False, None
+    return True, holder[ref.field]
+
+
+def _index(row: Schema, name: str | None) -> int | None:
+    if name is None:
+        return None
+    field = row.field(name)
+    return None if field is None else field.index
