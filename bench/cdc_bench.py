@@ -13,6 +13,17 @@ Keys:
   as the worker delivers them, every row already in the table (each upsert updates);
   jdbc_sink_upsert_new_rows_per_s: the first pass, into the empty table it creates.
   The clock covers put() only: building the records is the converter's work.
+- snapshot_rows_per_s: PostgresCdcSource's snapshot (snapshot.mode=initial_only) of a
+  N-row, 10-column table into a FileLog through a StandaloneHerder (task in the worker's
+  process, JsonConverter schemas.enable=false): rows over the time from the connector's
+  creation until the last row is in the log; snapshot_peak_rss_mb: the process's peak
+  RSS over that run (the bench itself included).
+- cdc_changes_per_s: the stream of a backlog of changes (inserts, updates and deletes in
+  transactions of 1,000) made while the slot existed and the connector was not
+  running: changes over the time to drain them into the log.
+- cdc_latency_p50_ms / cdc_latency_p99_ms: rows inserted at 5,000 a second (50 per
+  transaction, every 10 ms), each carrying clock_timestamp() of its insert; latency is
+  the log append time of its record minus that timestamp.
 """
 
 from __future__ import annotations
@@ -153,14 +164,231 @@ def jdbc_sink_upsert_rows_per_s(url: str, *, rows: int = 200_000) -> dict[str, A
     }
 
 
+# ---------------------------------------------------------------- PostgresCdcSource
+
+
+def _pg(url: str) -> Any:
+    import psycopg2
+    import sqlalchemy as sa
+
+    u = sa.make_url(url)
+    conn = psycopg2.connect(host=u.host, port=u.port, user=u.username, dbname=u.database)
+    conn.autocommit = True
+    return conn
+
+
+@contextmanager
+def _herder(directory: Path) -> Iterator[Any]:
+    from connect.herder.standalone import StandaloneHerder
+    from connect.worker.config import WORKER_CONFIG
+    from log import FileLog
+
+    raw = {
+        "log.dir": str(directory),
+        "offset.flush.interval.ms": "1000",
+        "task.isolation": "thread",
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "key.converter.schemas.enable": "false",
+        "value.converter.schemas.enable": "false",
+    }
+    log = FileLog(directory)
+    herder = StandaloneHerder({**raw, **WORKER_CONFIG.parse(raw)}, log=log, worker_id="bench")
+    herder.start()
+    try:
+        yield herder
+    finally:
+        herder.stop()
+        log.close()
+
+
+def _count(log: Any, topic: str) -> int:
+    if topic not in log.list_topics():
+        return 0
+    return sum(log.latest_offset(topic, p) for p in range(log.partition_count(topic)))
+
+
+def _wait_count(log: Any, topic: str, n: int, timeout_s: float = 600) -> float:
+    deadline = time.monotonic() + timeout_s
+    while _count(log, topic) < n:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{topic}: {_count(log, topic)} of {n} records in time")
+        time.sleep(0.02)
+    return time.perf_counter()
+
+
+def _cdc_config(url: str, **extra: str) -> dict[str, str]:
+    return {
+        "connector.class": "PostgresCdcSource",
+        "connection.url": url,
+        "topic.prefix": "bench",
+        "publication.autocreate.mode": "filtered",
+        "max.batch.size": "10000",
+        "poll.interval.ms": "100",
+        **extra,
+    }
+
+
+def snapshot_rows_per_s(url: str, *, rows: int = 1_000_000) -> dict[str, Any]:
+    import resource
+    import tempfile
+
+    conn = _pg(url)
+    with conn.cursor() as cur:
+        cur.execute(
+            "CREATE TABLE snap (id bigint PRIMARY KEY, a int NOT NULL, b int, c text, "
+            "d text, e float8, f numeric(12,2), g timestamptz, h boolean, i bigint)"
+        )
+        cur.execute(
+            "INSERT INTO snap SELECT n, n %% 1000, n %% 7, 'name-' || n, md5(n::text), n / 3.0, "
+            "n / 7.0, timestamptz '2024-01-01' + n * interval '1 second', n %% 2 = 0, n * 3 "
+            "FROM generate_series(1, %s) n",
+            (rows,),
+        )
+        cur.execute("VACUUM ANALYZE snap")
+    conn.close()
+    with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder:
+        began = time.perf_counter()
+        herder.put_connector_config(
+            "snap",
+            _cdc_config(
+                url,
+                **{
+                    "snapshot.mode": "initial_only",
+                    "table.include.list": "public\\.snap",
+                    "slot.name": "bench_snap",
+                },
+            ),
+            allow_replace=False,
+        )
+        ended = _wait_count(herder.log, "bench.public.snap", rows)
+        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "snapshot_rows_per_s": round(rows / (ended - began)),
+        "snapshot_rows": rows,
+        "snapshot_peak_rss_mb": round(peak_kb / 1024),
+    }
+
+
+def cdc_changes_per_s(url: str, *, transactions: int = 200) -> dict[str, Any]:
+    import tempfile
+
+    conn = _pg(url)
+    with conn.cursor() as cur:
+        cur.execute("CREATE TABLE chg (id int PRIMARY KEY, v int NOT NULL, s text)")
+        cur.execute("CREATE PUBLICATION bench_chg FOR TABLE chg")
+        cur.execute("SELECT pg_create_logical_replication_slot('bench_chg', 'pgoutput')")
+        changes = 0
+        for t in range(transactions):  # 600 inserts, 300 updates, 100 deletes each
+            base = t * 1000
+            cur.execute(
+                "BEGIN; INSERT INTO chg SELECT n, 0, 'row ' || n "
+                "FROM generate_series(%s, %s) n; "
+                "UPDATE chg SET v = v + 1 WHERE id BETWEEN %s AND %s; "
+                "DELETE FROM chg WHERE id BETWEEN %s AND %s; COMMIT",
+                (base, base + 599, base, base + 299, base + 500, base + 599),
+            )
+            changes += 1000
+    conn.close()
+    expected = transactions * (600 + 300 + 200)  # each delete has its tombstone
+    with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder:
+        began = time.perf_counter()
+        herder.put_connector_config(
+            "chg",
+            _cdc_config(
+                url,
+                **{
+                    "snapshot.mode": "never",
+                    "slot.name": "bench_chg",
+                    "publication.name": "bench_chg",
+                    "publication.autocreate.mode": "disabled",
+                },
+            ),
+            allow_replace=False,
+        )
+        ended = _wait_count(herder.log, "bench.public.chg", expected)
+    return {"cdc_changes_per_s": round(changes / (ended - began)), "cdc_changes": changes}
+
+
+def cdc_latency_ms(url: str, *, seconds: float = 10.0, rate: int = 5000) -> dict[str, Any]:
+    import statistics
+    import tempfile
+
+    conn = _pg(url)
+    with conn.cursor() as cur:
+        cur.execute(
+            "CREATE TABLE lat (id serial PRIMARY KEY, at timestamptz NOT NULL "
+            "DEFAULT clock_timestamp(), pad text)"
+        )
+    per_tx, every_s = 50, 50 / rate
+    with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder:
+        herder.put_connector_config(
+            "lat",
+            _cdc_config(
+                url,
+                **{
+                    "snapshot.mode": "never",
+                    "slot.name": "bench_lat",
+                    "publication.name": "bench_lat",
+                    "table.include.list": "public\\.lat",
+                },
+            ),
+            allow_replace=False,
+        )
+        # the stream is up once a first row comes through
+        with conn.cursor() as cur:
+            deadline = time.monotonic() + 60
+            while _count(herder.log, "bench.public.lat") == 0:
+                cur.execute("INSERT INTO lat (pad) VALUES ('warm-up')")
+                time.sleep(0.2)
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the stream did not start")
+            time.sleep(1.0)  # the last warm-up rows arrive (the first may precede the slot)
+            warm = _count(herder.log, "bench.public.lat")
+            total = int(seconds * rate)
+            next_at = time.perf_counter()
+            for _ in range(total // per_tx):
+                cur.execute(
+                    "INSERT INTO lat (pad) SELECT 'x' FROM generate_series(1, %s)", (per_tx,)
+                )
+                next_at += every_s
+                pause = next_at - time.perf_counter()
+                if pause > 0:
+                    time.sleep(pause)
+        _wait_count(herder.log, "bench.public.lat", warm + total)
+        log = herder.log
+        latencies = []
+        for p in range(log.partition_count("bench.public.lat")):
+            offset = 0
+            while batch := log.read("bench.public.lat", p, offset):
+                for rec in batch:
+                    after = json.loads(rec.value)["after"]
+                    if after["pad"] == "x":
+                        latencies.append(rec.timestamp - after["at"])
+                offset = batch[-1].offset + 1
+    conn.close()
+    latencies.sort()
+    return {
+        "cdc_latency_p50_ms": round(statistics.median(latencies), 1),
+        "cdc_latency_p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 1),
+        "cdc_latency_changes_per_s": rate,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200_000, help="rows for the sink figure")
     parser.add_argument("--url", help="a PostgreSQL SQLAlchemy URL (default: a private server)")
+    parser.add_argument(
+        "--snapshot-rows", type=int, default=1_000_000, help="rows for the snapshot figure"
+    )
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
     with postgres(args.url) as url:
         results.update(jdbc_sink_upsert_rows_per_s(url, rows=args.rows))
+        results.update(snapshot_rows_per_s(url, rows=args.snapshot_rows))
+        results.update(cdc_changes_per_s(url))
+        results.update(cdc_latency_ms(url))
     print(json.dumps(results))
 
 

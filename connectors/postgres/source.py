@@ -666,7 +666,7 @@ class PostgresCdcSourceTask(SourceTask):
         env = self._envelope(table)
         out.append(_record(table.topic, key_schema, key, env, value, self._partition, offset))
         if op == "d" and self._tombstones:
-            out.append(_record(table.topic, key_schema, key, env, None, self._partition, offset))
+            out.append(_record(table.topic, key_schema, key, None, None, self._partition, offset))
 
     def _maybe_heartbeat(self, out: list[SourceRecord]) -> None:
         if not self._heartbeat_s or self._xid is not None:
