@@ -33,6 +33,7 @@ import datetime as dt
 import decimal
 import json
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -186,7 +187,6 @@ def _herder(directory: Path) -> Iterator[Any]:
     raw = {
         "log.dir": str(directory),
         "offset.flush.interval.ms": "1000",
-        "task.isolation": "thread",
         "key.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
         "key.converter.schemas.enable": "false",
@@ -230,7 +230,6 @@ def _cdc_config(url: str, **extra: str) -> dict[str, str]:
 
 
 def snapshot_rows_per_s(url: str, *, rows: int = 1_000_000) -> dict[str, Any]:
-    import resource
     import tempfile
 
     conn = _pg(url)
@@ -247,7 +246,8 @@ def snapshot_rows_per_s(url: str, *, rows: int = 1_000_000) -> dict[str, Any]:
         )
         cur.execute("VACUUM ANALYZE snap")
     conn.close()
-    with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder:
+    sampler = _RssSampler()
+    with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder, sampler:
         began = time.perf_counter()
         herder.put_connector_config(
             "snap",
@@ -262,12 +262,43 @@ def snapshot_rows_per_s(url: str, *, rows: int = 1_000_000) -> dict[str, Any]:
             allow_replace=False,
         )
         ended = _wait_count(herder.log, "bench.public.snap", rows)
-        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "snapshot_rows_per_s": round(rows / (ended - began)),
         "snapshot_rows": rows,
-        "snapshot_peak_rss_mb": round(peak_kb / 1024),
+        "snapshot_peak_rss_mb": round(sampler.peak / 2**20),
     }
+
+
+class _RssSampler:
+    """Peak RSS of this process and its children (the task processes; not the
+    PostgreSQL server, which runs under another parent), sampled every 50 ms."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.wait(0.05):
+            total = 0
+            for proc in [me, *me.children(recursive=True)]:
+                try:
+                    if "postgres" not in proc.name():
+                        total += proc.memory_info().rss
+                except psutil.Error:
+                    continue
+            self.peak = max(self.peak, total)
+
+    def __enter__(self) -> _RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def cdc_changes_per_s(url: str, *, transactions: int = 200) -> dict[str, Any]:
@@ -291,7 +322,8 @@ def cdc_changes_per_s(url: str, *, transactions: int = 200) -> dict[str, Any]:
             changes += 1000
     conn.close()
     expected = transactions * (600 + 300 + 200)  # each delete has its tombstone
-    with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder:
+    sampler = _RssSampler()
+    with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder, sampler:
         began = time.perf_counter()
         herder.put_connector_config(
             "chg",
