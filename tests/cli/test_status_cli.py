@@ -14,7 +14,8 @@ import pytest
 
 from connect.cli.status_cmd import summary
 from connect.rest import BasicAuth
-from tests.connect.rest.live import FAILING, Live, LiveServers, source_config, wait_until
+from tests.connect.rest.live import FAILING, Live, LiveServers, source_config
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -13,17 +13,9 @@ from connect.api import AlreadyExistsError, IllegalWorkerStateError, NotFoundErr
 from connect.herder.api import BadRequestError
 from connect.herder.standalone import StandaloneHerder
 from connect.worker.config import WORKER_CONFIG
+from tests.waiting import wait_until
 
 CONV = "tests.connect.plugins_for_tests.Utf8Converter"
-
-
-def wait_until(predicate: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 def worker_config(log_dir: Path, **extra: str) -> dict:

@@ -5,7 +5,6 @@ across a clean restart, and the mocks end up FAILED with a trace."""
 from __future__ import annotations
 
 import json
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -15,15 +14,7 @@ import pytest
 
 from connect.api import NotFoundError
 from connect.herder.standalone import StandaloneHerder
-
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
+from tests.waiting import wait_until
 
 
 def task_state(herder: StandaloneHerder, name: str, task: int = 0) -> str | None:

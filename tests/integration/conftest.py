@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from tests.conftest import ROOT
+from tests.waiting import wait_until
 
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -30,18 +31,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def wait_until(
-    predicate: Callable[[], Any], timeout_s: float = 30.0, what: str = "condition"
-) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"{what} not met within {timeout_s} s")
 
 
 class WorkerProcess:

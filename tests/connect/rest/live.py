@@ -3,8 +3,6 @@ them. Nothing is mocked: every test talks HTTP to a port a server really listens
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,16 +16,6 @@ from log import FileLog
 
 CONV = "tests.connect.plugins_for_tests.Utf8Converter"
 FAILING = "tests.connect.plugins_for_tests.FailingSource"
-
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 def worker_config(log_dir: Path, **extra: str) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from tests.connect.rest.live import (
     assert_error,
     sink_config,
     source_config,
-    wait_until,
 )
+from tests.waiting import wait_until
 
 
 def _create(client: httpx.Client, name: str, config: dict, **extra: object) -> httpx.Response:

@@ -13,8 +13,8 @@ from tests.connect.rest.live import (
     assert_error,
     sink_config,
     source_config,
-    wait_until,
 )
+from tests.waiting import wait_until
 
 STOPPED_MESSAGE = (
     "Connectors must be in the STOPPED state before their offsets can be modified. This can "

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import sqlalchemy as sa
 
 from connect.herder.standalone import StandaloneHerder
 from log import FileLog
+from tests.waiting import wait_until
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 KEY_SCHEMA = {"type": "int64", "optional": False}
@@ -36,15 +36,6 @@ VALUE_SCHEMA = {
         },
     ],
 }
-
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 @pytest.fixture

@@ -19,17 +19,9 @@ from connect.herder.standalone import StandaloneHerder
 from connect.standalone import load_connector_config, load_worker_config
 from log import FileLog
 from tests.conftest import ROOT
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
-
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 def topic_values(log: FileLog, topic: str) -> list[Any]:

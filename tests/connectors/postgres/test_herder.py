@@ -5,26 +5,16 @@ resumes with nothing lost or repeated."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from log import FileLog
 from tests.connectors.postgres.helpers import run, table_rows
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 TOPIC = "srv.public.c"
-
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 def values(log: FileLog, topic: str) -> list[Any]:

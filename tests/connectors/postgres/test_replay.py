@@ -6,24 +6,14 @@ transactions (on a real server, tasks in child processes)."""
 from __future__ import annotations
 
 import datetime as dt
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from tests.connectors.postgres.helpers import run, table_rows
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
-
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 def comparable(rows: dict[Any, dict]) -> dict[Any, dict]:
