@@ -55,6 +55,32 @@ class ConnectRecord:
     timestamp: int | None = None
     headers: Headers = field(default_factory=Headers)
 
+    def _replaced(
+        self,
+        topic: Any,
+        kafka_partition: Any,
+        key_schema: Any,
+        key: Any,
+        value_schema: Any,
+        value: Any,
+        timestamp: Any,
+        headers: Any,
+    ) -> dict[str, Any]:
+        """The common fields for `new_record`: each given one, else this record's
+        (headers copied, so the new record can change its own)."""
+        return {
+            "topic": self.topic if topic is _UNSET else topic,
+            "kafka_partition": self.kafka_partition
+            if kafka_partition is _UNSET
+            else kafka_partition,
+            "key_schema": self.key_schema if key_schema is _UNSET else key_schema,
+            "key": self.key if key is _UNSET else key,
+            "value_schema": self.value_schema if value_schema is _UNSET else value_schema,
+            "value": self.value if value is _UNSET else value,
+            "timestamp": self.timestamp if timestamp is _UNSET else timestamp,
+            "headers": self.headers.copy() if headers is _UNSET else headers,
+        }
+
 
 @dataclass(slots=True, kw_only=True, eq=True)
 class SourceRecord(ConnectRecord):
@@ -113,14 +139,9 @@ class SourceRecord(ConnectRecord):
     ) -> SourceRecord:
         """A copy with the given fields replaced (source partition/offset kept)."""
         return SourceRecord(
-            topic=self.topic if topic is _UNSET else topic,
-            kafka_partition=self.kafka_partition if kafka_partition is _UNSET else kafka_partition,
-            key_schema=self.key_schema if key_schema is _UNSET else key_schema,
-            key=self.key if key is _UNSET else key,
-            value_schema=self.value_schema if value_schema is _UNSET else value_schema,
-            value=self.value if value is _UNSET else value,
-            timestamp=self.timestamp if timestamp is _UNSET else timestamp,
-            headers=self.headers.copy() if headers is _UNSET else headers,
+            **self._replaced(
+                topic, kafka_partition, key_schema, key, value_schema, value, timestamp, headers
+            ),
             source_partition=self.source_partition,
             source_offset=self.source_offset,
         )
@@ -149,14 +170,9 @@ class SinkRecord(ConnectRecord):
         """A copy with the given fields replaced; the log position and the
         original (pre-transform) position are kept."""
         return SinkRecord(
-            topic=self.topic if topic is _UNSET else topic,
-            kafka_partition=self.kafka_partition if kafka_partition is _UNSET else kafka_partition,
-            key_schema=self.key_schema if key_schema is _UNSET else key_schema,
-            key=self.key if key is _UNSET else key,
-            value_schema=self.value_schema if value_schema is _UNSET else value_schema,
-            value=self.value if value is _UNSET else value,
-            timestamp=self.timestamp if timestamp is _UNSET else timestamp,
-            headers=self.headers.copy() if headers is _UNSET else headers,
+            **self._replaced(
+                topic, kafka_partition, key_schema, key, value_schema, value, timestamp, headers
+            ),
             kafka_offset=self.kafka_offset,
             timestamp_type=self.timestamp_type,
             original_topic=self.original_topic if self.original_topic is not None else self.topic,
