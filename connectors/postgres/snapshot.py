@@ -17,12 +17,14 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import psycopg2
 
-from connect.api import ConnectError
+from connect.api import ConnectError, Headers, Schema, SourceRecord, Struct
+from connectors.postgres import pgoutput as pgo
 from connectors.postgres.columns import (
     FLOAT4,
     FLOAT8,
@@ -32,9 +34,11 @@ from connectors.postgres.columns import (
     OID,
     Table,
     copy_unescape,
+    make_struct,
 )
+from connectors.postgres.envelope import CONNECTOR, SOURCE_SCHEMA, VERSION
 
-__all__ = ["TableSnapshot"]
+__all__ = ["SnapshotPhase", "TableSnapshot"]
 
 _NO_ESCAPES = {INT2, INT4, INT8, OID, FLOAT4, FLOAT8, 16, 1700, 1082, 1083, 1114, 1184}
 _DONE = object()
@@ -161,3 +165,162 @@ class TableSnapshot:
             while True:
                 self._queue.get_nowait()
         self._thread.join(timeout=5)
+
+
+class SnapshotPhase:
+    """The snapshot phase of a task: the exported snapshot and the tables to read.
+
+    Creating it creates the slot (`EXPORT_SNAPSHOT`, on the task's replication
+    connection `repl_cursor`, under its `lock`) and opens a second connection
+    (`connect()`) whose REPEATABLE READ transaction imports that snapshot, so every
+    table is read as of the slot's starting point."""
+
+    def __init__(
+        self,
+        *,
+        repl_cursor: Any,
+        lock: threading.Lock,
+        slot: str,
+        connect: Callable[[], Any],
+        tables: list[Table],
+        envelope: Callable[[Table], Schema],
+        prefix: str,
+        db: str,
+        partition: dict[str, Any],
+        fetch_rows: int,
+        poll_s: float,
+    ) -> None:
+        with lock:
+            repl_cursor.execute(
+                f"CREATE_REPLICATION_SLOT {_quote(slot)} LOGICAL pgoutput EXPORT_SNAPSHOT"
+            )
+            _, consistent, snapshot_name, _ = repl_cursor.fetchone()
+        self.consistent_lsn = pgo.lsn_int(consistent)
+        self.conn = connect()
+        self.conn.set_session(isolation_level="REPEATABLE READ", readonly=True)
+        cur = self.conn.cursor()
+        cur.execute("SET TRANSACTION SNAPSHOT %s", (snapshot_name,))
+        cur.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+        self.xid = cur.fetchone()[0]
+        cur.close()
+        self.ts_us = int(time.time() * 1_000_000)
+        self.tables = list(tables)
+        self._envelope = envelope
+        self._prefix = prefix
+        self._db = db
+        self._partition = partition
+        self._fetch_rows = fetch_rows
+        self._poll_s = poll_s
+        self.current: TableSnapshot | None = None
+        self.pending: SourceRecord | None = None
+        self.offset = {
+            "lsn": self.consistent_lsn,
+            "txId": self.xid,
+            "ts_usec": self.ts_us,
+            "snapshot": True,
+            "last_snapshot_record": False,
+        }
+
+    def next_batch(self) -> list[SourceRecord] | None:
+        """The next records (the newest is held back until we know whether it is the
+        last); None once the snapshot is over."""
+        while True:
+            if self.current is None:
+                if not self.tables:
+                    return self._finish()
+                table = self.tables.pop(0)
+                self.current = TableSnapshot(self.conn, table, fetch_rows=self._fetch_rows)
+            rows = self.current.next_rows(timeout_s=self._poll_s)
+            if rows is None:  # the table is done
+                self.current = None
+                continue
+            if not rows:
+                return []
+            return self._records(self.current.table, rows)
+
+    def _records(self, table: Table, rows: list[list[Any]]) -> list[SourceRecord]:
+        env = self._envelope(table)
+        value_schema = table.value_schema
+        key_schema = table.key_schema
+        key_indexes = table.key_indexes
+        source = make_struct(
+            SOURCE_SCHEMA,
+            [
+                VERSION,
+                CONNECTOR,
+                self._prefix,
+                self.ts_us // 1000,
+                "true",
+                self._db,
+                None,
+                table.schema,
+                table.name,
+                self.xid,
+                self.consistent_lsn,
+                None,
+            ],
+        )
+        now = int(time.time() * 1000)
+        topic = table.topic
+        partition = self._partition
+        offset = self.offset
+        new = object.__new__
+        out: list[SourceRecord] = []
+        append = out.append
+        if self.pending is not None:
+            append(self.pending)
+        for values in rows:
+            after = new(Struct)
+            after.schema = value_schema
+            after._values = values
+            value = new(Struct)
+            value.schema = env
+            value._values = [None, after, source, "r", now]
+            if key_schema is not None:
+                key = new(Struct)
+                key.schema = key_schema
+                key._values = [values[i] for i in key_indexes]
+            else:
+                key = None
+            rec = new(SourceRecord)
+            rec.topic = topic
+            rec.kafka_partition = None
+            rec.key_schema = key_schema
+            rec.key = key
+            rec.value_schema = env
+            rec.value = value
+            rec.timestamp = None
+            rec.headers = Headers()
+            rec.source_partition = partition
+            rec.source_offset = offset
+            append(rec)
+        self.pending = out.pop() if out else None
+        return out
+
+    def _finish(self) -> list[SourceRecord] | None:
+        self.close()
+        last = self.pending
+        self.pending = None
+        if last is None:
+            return None
+        value = last.value
+        src = value._values[2]
+        src_values = list(src._values)
+        src_values[4] = "last"
+        value._values = list(value._values)
+        value._values[2] = make_struct(SOURCE_SCHEMA, src_values)
+        last.source_offset = dict(
+            self.offset, last_snapshot_record=True, lsn_commit=self.consistent_lsn
+        )
+        return [last]
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.close()
+            self.current = None
+        if not self.conn.closed:
+            try:
+                self.conn.rollback()
+                self.conn.close()
+            except psycopg2.Error:
+                pass

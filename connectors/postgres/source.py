@@ -64,7 +64,6 @@ from connect.api import (
     ConfigError,
     ConfigValue,
     ConnectError,
-    Headers,
     RecordMetadata,
     Schema,
     SourceConnector,
@@ -74,6 +73,13 @@ from connect.api import (
     Type,
 )
 from connectors.postgres import pgoutput as pgo
+from connectors.postgres.checks import (
+    check_privileges,
+    check_server,
+    ensure_publication,
+    quote,
+    slot_state,
+)
 from connectors.postgres.columns import Table, list_tables, make_struct, read_table
 from connectors.postgres.config import (
     CONFIG,
@@ -85,71 +91,18 @@ from connectors.postgres.envelope import (
     CONNECTOR,
     HEARTBEAT_KEY_SCHEMA,
     HEARTBEAT_VALUE_SCHEMA,
+    PLACEHOLDER,
     VERSION,
     envelope_schema,
+    source_record,
+    zero_value,
 )
-from connectors.postgres.envelope import (
-    SOURCE_SCHEMA as _SOURCE,
-)
-from connectors.postgres.snapshot import TableSnapshot
+from connectors.postgres.envelope import SOURCE_SCHEMA as _SOURCE
+from connectors.postgres.snapshot import SnapshotPhase
 
 __all__ = ["PostgresCdcSourceConnector", "PostgresCdcSourceTask"]
 
 _log = logging.getLogger(__name__)
-
-PLACEHOLDER = "__debezium_unavailable_value"
-
-
-def _record(
-    topic: str,
-    key_schema: Schema | None,
-    key: Any,
-    value_schema: Schema | None,
-    value: Any,
-    partition: Mapping[str, Any],
-    offset: Mapping[str, Any],
-) -> SourceRecord:
-    """A SourceRecord without the dataclass keyword call (a third of the cost; the
-    snapshot builds a million of these)."""
-    rec = object.__new__(SourceRecord)
-    rec.topic = topic
-    rec.kafka_partition = None
-    rec.key_schema = key_schema
-    rec.key = key
-    rec.value_schema = value_schema
-    rec.value = value
-    rec.timestamp = None
-    rec.headers = Headers()
-    rec.source_partition = partition
-    rec.source_offset = offset
-    return rec
-
-
-def _fallback(schema: Schema) -> Any:
-    """Debezium's stand-in for a required column a key-only row image lacks."""
-    if schema.optional:
-        return None
-    if schema.name:  # logical types: their zero
-        return {
-            "org.apache.kafka.connect.data.Decimal": __import__("decimal").Decimal(0),
-        }.get(schema.name, _zero_logical(schema))
-    return {
-        Type.BOOLEAN: False,
-        Type.STRING: "",
-        Type.BYTES: b"",
-        Type.FLOAT32: 0.0,
-        Type.FLOAT64: 0.0,
-    }.get(schema.type, 0)
-
-
-def _zero_logical(schema: Schema) -> Any:
-    import datetime as dt
-
-    return {
-        "org.apache.kafka.connect.data.Date": dt.date(1970, 1, 1),
-        "org.apache.kafka.connect.data.Time": dt.time(0),
-        "org.apache.kafka.connect.data.Timestamp": dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
-    }.get(schema.name or "", 0)
 
 
 class _Filter:
@@ -164,10 +117,6 @@ class _Filter:
         if self.include:
             return any(p.fullmatch(name) for p in self.include)
         return not any(p.fullmatch(name) for p in self.exclude)
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _connect(params: Mapping[str, Any], key: str, **extra: Any) -> Any:
@@ -240,7 +189,7 @@ class PostgresCdcSourceTask(SourceTask):
         self._repl: Any = None
         self._cursor: Any = None
         self._streaming = False
-        self._snapshot: _Snapshot | None = None
+        self._snapshot: SnapshotPhase | None = None
         self._done = False
         self._durable_lsn = 0
         self._flushed_lsn = 0
@@ -252,127 +201,21 @@ class PostgresCdcSourceTask(SourceTask):
         self._conn.autocommit = True
         try:
             with self._conn.cursor() as cur:
-                self._check_server(cur)
+                check_server(cur, self._params)
                 self._db = self._conn.get_dsn_parameters().get("dbname", "")
                 selected = [(s, t) for s, t in list_tables(cur) if self._filter(s, t)]
-                self._check_privileges(cur, selected)
+                check_privileges(cur, self._params, selected)
                 for schema, name in selected:
                     table = read_table(cur, schema, name, self._prefix)
                     if table is not None:
                         self._tables[table.qualified] = table
-                self._ensure_publication(cur, selected)
-                slot = self._slot_state(cur)
+                ensure_publication(cur, self._cfg, selected)
+                slot = slot_state(cur, self._slot, self._db)
             offset = self.context.offset_storage_reader.offset(self._partition)
             self._start_position(offset, slot)
         except BaseException:
             self.stop()
             raise
-
-    def _check_server(self, cur: Any) -> None:
-        cur.execute("SHOW wal_level")
-        (level,) = cur.fetchone()
-        if level != "logical":
-            raise ConnectError(
-                f"PostgreSQL at {describe_connection(self._params)} has wal_level = {level}; "
-                "logical decoding needs wal_level = logical: set it in postgresql.conf "
-                "(ALTER SYSTEM SET wal_level = logical) and restart the server"
-            )
-        cur.execute("SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user")
-        row = cur.fetchone()
-        if not row or not row[0]:
-            user = self._params.get("user", "")
-            raise ConnectError(
-                f"user {user!r} may not use replication: grant it with "
-                f"ALTER ROLE {_quote(user)} REPLICATION (and allow it in pg_hba.conf)"
-            )
-
-    def _check_privileges(self, cur: Any, tables: list[tuple[str, str]]) -> None:
-        denied = []
-        for schema, name in tables:
-            cur.execute(
-                "SELECT has_schema_privilege(%s, 'USAGE') AND "
-                "has_table_privilege(format('%%I.%%I', %s, %s), 'SELECT')",
-                (schema, schema, name),
-            )
-            if not cur.fetchone()[0]:
-                denied.append(f"{schema}.{name}")
-        if denied:
-            user = self._params.get("user", "")
-            raise ConnectError(
-                f"user {user!r} may not read {', '.join(denied)}: grant SELECT on them "
-                "(and USAGE on their schemas), or leave them out with table.exclude.list"
-            )
-
-    def _ensure_publication(self, cur: Any, tables: list[tuple[str, str]]) -> None:
-        mode = self._cfg["publication.autocreate.mode"]
-        cur.execute(
-            "SELECT puballtables FROM pg_publication WHERE pubname = %s", (self._publication,)
-        )
-        row = cur.fetchone()
-        if mode == "disabled":
-            if row is None:
-                raise ConfigError(
-                    "publication.name",
-                    self._publication,
-                    "no such publication, and publication.autocreate.mode is disabled: "
-                    f"CREATE PUBLICATION {_quote(self._publication)} FOR TABLE … first",
-                )
-            return
-        listed = ", ".join(f"{_quote(s)}.{_quote(t)}" for s, t in tables)
-        if mode == "all_tables":
-            sql = None if row else f"CREATE PUBLICATION {_quote(self._publication)} FOR ALL TABLES"
-        elif not tables:
-            raise ConfigError(
-                "table.include.list",
-                ",".join(self._cfg["table.include.list"]) or "(empty)",
-                "selects no table, so the filtered publication would be empty",
-            )
-        elif row is None:
-            sql = f"CREATE PUBLICATION {_quote(self._publication)} FOR TABLE {listed}"
-        elif row[0]:
-            sql = None  # FOR ALL TABLES already publishes them
-        else:
-            sql = f"ALTER PUBLICATION {_quote(self._publication)} SET TABLE {listed}"
-        if sql is None:
-            return
-        try:
-            cur.execute(sql)
-        except psycopg2.errors.InsufficientPrivilege as exc:
-            hint = (
-                "FOR ALL TABLES needs a superuser: use publication.autocreate.mode=filtered, "
-                "or have an administrator create the publication"
-                if mode == "all_tables"
-                else "the user must own the tables (and have CREATE on the database)"
-            )
-            raise ConnectError(
-                f"cannot create publication {self._publication!r}: "
-                f"{str(exc).strip().splitlines()[0]}; {hint}"
-            ) from None
-
-    def _slot_state(self, cur: Any) -> tuple[bool, str | None] | None:
-        """(active, confirmed_flush_lsn) of our slot, None when it does not exist."""
-        cur.execute(
-            "SELECT active, active_pid, plugin, database, confirmed_flush_lsn::text "
-            "FROM pg_replication_slots WHERE slot_name = %s",
-            (self._slot,),
-        )
-        row = cur.fetchone()
-        if row is None:
-            return None
-        active, pid, plugin, database, confirmed = row
-        if active:
-            raise ConnectError(
-                f"replication slot {self._slot!r} is active for PID {pid}: another "
-                "connector (or a stale connection) is using it; stop that one or give "
-                "this connector its own slot.name"
-            )
-        if plugin != "pgoutput" or database != self._db:
-            raise ConnectError(
-                f"replication slot {self._slot!r} exists for plugin {plugin!r} on database "
-                f"{database!r}; this connector needs a pgoutput slot on {self._db!r}: "
-                "choose another slot.name or drop that slot"
-            )
-        return bool(active), confirmed
 
     def _start_position(self, offset: Mapping[str, Any] | None, slot: Any) -> None:
         mode = self._cfg["snapshot.mode"]
@@ -387,7 +230,19 @@ class PostgresCdcSourceTask(SourceTask):
                 with self._conn.cursor() as cur:
                     cur.execute("SELECT pg_drop_replication_slot(%s)", (self._slot,))
             self._open_replication()
-            self._snapshot = _Snapshot(self)
+            self._snapshot = SnapshotPhase(
+                repl_cursor=self._cursor,
+                lock=self._lock,
+                slot=self._slot,
+                connect=lambda: _connect(self._params, self._key),
+                tables=list(self._tables.values()),
+                envelope=self._envelope,
+                prefix=self._prefix,
+                db=self._db,
+                partition=self._partition,
+                fetch_rows=self._cfg["snapshot.fetch.size"],
+                poll_s=self._poll_s,
+            )
             return
         if mode == "initial_only":
             self._done = True
@@ -396,7 +251,7 @@ class PostgresCdcSourceTask(SourceTask):
         if slot is None:
             with self._lock:
                 self._cursor.execute(
-                    f"CREATE_REPLICATION_SLOT {_quote(self._slot)} LOGICAL pgoutput "
+                    f"CREATE_REPLICATION_SLOT {quote(self._slot)} LOGICAL pgoutput "
                     "NOEXPORT_SNAPSHOT"
                 )
                 self._cursor.fetchall()
@@ -584,10 +439,10 @@ class PostgresCdcSourceTask(SourceTask):
                     if s.type is Type.STRING
                     else PLACEHOLDER.encode()
                     if s.type is Type.BYTES
-                    else _fallback(s)
+                    else zero_value(s)
                 )
             elif v is None and key_only and not fields[i].schema.optional:
-                values[i] = _fallback(fields[i].schema)
+                values[i] = zero_value(fields[i].schema)
         return make_struct(table.value_schema, values)
 
     def _key_of(self, table: Table, row: Struct | None) -> Any:
@@ -664,9 +519,11 @@ class PostgresCdcSourceTask(SourceTask):
         if op == "t":
             key = None
         env = self._envelope(table)
-        out.append(_record(table.topic, key_schema, key, env, value, self._partition, offset))
+        out.append(source_record(table.topic, key_schema, key, env, value, self._partition, offset))
         if op == "d" and self._tombstones:
-            out.append(_record(table.topic, key_schema, key, None, None, self._partition, offset))
+            out.append(
+                source_record(table.topic, key_schema, key, None, None, self._partition, offset)
+            )
 
     def _maybe_heartbeat(self, out: list[SourceRecord]) -> None:
         if not self._heartbeat_s or self._xid is not None:
@@ -685,7 +542,7 @@ class PostgresCdcSourceTask(SourceTask):
             "lsn_proc": position,
         }
         out.append(
-            _record(
+            source_record(
                 f"__debezium-heartbeat.{self._prefix}",
                 HEARTBEAT_KEY_SCHEMA,
                 make_struct(HEARTBEAT_KEY_SCHEMA, [self._prefix]),
@@ -734,142 +591,3 @@ class PostgresCdcSourceTask(SourceTask):
                 if conn is not None and not conn.closed:
                     with contextlib.suppress(psycopg2.Error):
                         conn.close()
-
-
-class _Snapshot:
-    """The snapshot phase of a task: the exported snapshot and the tables to read."""
-
-    def __init__(self, task: PostgresCdcSourceTask) -> None:
-        self.task = task
-        with task._lock:
-            task._cursor.execute(
-                f"CREATE_REPLICATION_SLOT {_quote(task._slot)} LOGICAL pgoutput EXPORT_SNAPSHOT"
-            )
-            _, consistent, snapshot_name, _ = task._cursor.fetchone()
-        self.consistent_lsn = pgo.lsn_int(consistent)
-        self.conn = _connect(task._params, task._key)
-        self.conn.set_session(isolation_level="REPEATABLE READ", readonly=True)
-        cur = self.conn.cursor()
-        cur.execute("SET TRANSACTION SNAPSHOT %s", (snapshot_name,))
-        cur.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
-        self.xid = cur.fetchone()[0]
-        cur.close()
-        self.ts_us = int(time.time() * 1_000_000)
-        self.tables = list(task._tables.values())
-        self.current: TableSnapshot | None = None
-        self.pending: SourceRecord | None = None
-        self.offset = {
-            "lsn": self.consistent_lsn,
-            "txId": self.xid,
-            "ts_usec": self.ts_us,
-            "snapshot": True,
-            "last_snapshot_record": False,
-        }
-
-    def next_batch(self) -> list[SourceRecord] | None:
-        """The next records (the newest is held back until we know whether it is the
-        last); None once the snapshot is over."""
-        task = self.task
-        while True:
-            if self.current is None:
-                if not self.tables:
-                    return self._finish()
-                table = self.tables.pop(0)
-                self.current = TableSnapshot(
-                    self.conn, table, fetch_rows=task._cfg["snapshot.fetch.size"]
-                )
-            rows = self.current.next_rows(timeout_s=task._poll_s)
-            if rows is None:  # the table is done
-                self.current = None
-                continue
-            if not rows:
-                return []
-            return self._records(self.current.table, rows)
-
-    def _records(self, table: Table, rows: list[list[Any]]) -> list[SourceRecord]:
-        task = self.task
-        env = task._envelope(table)
-        value_schema = table.value_schema
-        key_schema = table.key_schema
-        key_indexes = table.key_indexes
-        source = make_struct(
-            _SOURCE,
-            [
-                VERSION,
-                CONNECTOR,
-                task._prefix,
-                self.ts_us // 1000,
-                "true",
-                task._db,
-                None,
-                table.schema,
-                table.name,
-                self.xid,
-                self.consistent_lsn,
-                None,
-            ],
-        )
-        now = int(time.time() * 1000)
-        topic = table.topic
-        partition = task._partition
-        offset = self.offset
-        new = object.__new__
-        out: list[SourceRecord] = []
-        append = out.append
-        if self.pending is not None:
-            append(self.pending)
-        for values in rows:
-            after = new(Struct)
-            after.schema = value_schema
-            after._values = values
-            value = new(Struct)
-            value.schema = env
-            value._values = [None, after, source, "r", now]
-            if key_schema is not None:
-                key = new(Struct)
-                key.schema = key_schema
-                key._values = [values[i] for i in key_indexes]
-            else:
-                key = None
-            rec = new(SourceRecord)
-            rec.topic = topic
-            rec.kafka_partition = None
-            rec.key_schema = key_schema
-            rec.key = key
-            rec.value_schema = env
-            rec.value = value
-            rec.timestamp = None
-            rec.headers = Headers()
-            rec.source_partition = partition
-            rec.source_offset = offset
-            append(rec)
-        self.pending = out.pop() if out else None
-        return out
-
-    def _finish(self) -> list[SourceRecord] | None:
-        self.close()
-        last = self.pending
-        self.pending = None
-        if last is None:
-            return None
-        value = last.value
-        src = value._values[2]
-        src_values = list(src._values)
-        src_values[4] = "last"
-        value._values = list(value._values)
-        value._values[2] = make_struct(_SOURCE, src_values)
-        last.source_offset = dict(
-            self.offset, last_snapshot_record=True, lsn_commit=self.consistent_lsn
-        )
-        return [last]
-
-    def close(self) -> None:
-        if self.current is not None:
-            self.current.close()
-            self.current = None
-        if not self.conn.closed:
-            try:
-                self.conn.rollback()
-                self.conn.close()
-            except psycopg2.Error:
-                pass
