@@ -15,6 +15,7 @@ _MOCK_SINK = "connectors.mock.sink:MockSinkConnector"
 _JDBC_SOURCE = "connectors.jdbc.source:JdbcSourceConnector"
 _JDBC_SINK = "connectors.jdbc.sink:JdbcSinkConnector"
 _POSTGRES_CDC = "connectors.postgres.source:PostgresCdcSourceConnector"
+_SPARK_PARQUET = "connectors.spark.sink:SparkParquetSinkConnector"
 
 _PATHS: dict[str, str] = {
     "FileStreamSource": _FILE_SOURCE,
@@ -45,6 +46,12 @@ _PATHS: dict[str, str] = {
     "PostgresCdcSource": _POSTGRES_CDC,
     "PostgresConnector": _POSTGRES_CDC,
     "io.debezium.connector.postgresql.PostgresConnector": _POSTGRES_CDC,
+    "SparkParquetSink": _SPARK_PARQUET,
+    "SparkParquetSinkConnector": _SPARK_PARQUET,
+    "HdfsSinkConnector": _SPARK_PARQUET,
+    "Hdfs3SinkConnector": _SPARK_PARQUET,
+    "io.confluent.connect.hdfs.HdfsSinkConnector": _SPARK_PARQUET,
+    "io.confluent.connect.hdfs3.Hdfs3SinkConnector": _SPARK_PARQUET,
 }
 
 

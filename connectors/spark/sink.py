@@ -1,0 +1,210 @@
+"""SparkParquetSink: a topic's records as a Parquet data lake that Spark reads as one
+table, exactly once — Confluent's HDFS 3 sink (`Hdfs3SinkConnector`) on PySpark.
+
+Where Spark is, and why. Tasks run in processes of their own, and a SparkSession is a
+JVM: 7–12 s of both cores to start and ~1 GB of memory, per task process. Spark's own
+writer (`createDataFrame(arrow)` → `write.parquet`) measured ~130,000 rows/s here on a
+warm JVM, while pyarrow writes the same Arrow table at ~1,000,000 rows/s. So the hot
+path never leaves Arrow:
+
+- records → Arrow record batches, built a column at a time (`arrow_data`), or decoded
+  straight from the log's JSON bytes by Arrow's JSON reader (`value.format=json`,
+  `json_batches`); never a Python dict or Spark Row per record;
+- `parquet.writer=arrow` (what `auto` picks for file:// stores on a local master):
+  pyarrow writes each file in the task process — no JVM in the task at all;
+- `parquet.writer=spark` (what `auto` picks for hdfs:// stores or a cluster master):
+  the task starts a SparkSession from `spark.master` and `spark.conf.*`, hands it each
+  file's Arrow table (`createDataFrame`) and Spark writes it through Hadoop's file
+  system, so the same config runs against HDFS and a cluster.
+Either way the files are Spark's: Hive-style directories, types Spark maps one to one
+(decimals, dates, timestamps), one schema per file, so
+`spark.read.option("mergeSchema", "true").parquet(<store>/<topics.dir>/<topic>)` reads
+a topic as one table across schema changes.
+
+Exactly once (see `topic_writer`): file names carry topic, partition and offset range;
+files are written to a temporary place and published by rename under a commit intent;
+`open()` recovers each partition from the published files and seeks the consumer
+there; `pre_commit` hands the runtime only offsets of published records.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from connect.api import (
+    ConfigDef,
+    DataError,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
+from connectors.spark.arrow_data import batch_from_values
+from connectors.spark.config import CONFIG, SinkSettings, parse
+from connectors.spark.json_batches import JsonBatchDecoder
+from connectors.spark.partitioners import Partitioner
+from connectors.spark.storage import HadoopStorage, LocalStorage, Storage
+from connectors.spark.topic_writer import TopicPartitionWriter
+
+__all__ = ["SparkParquetSinkConnector", "SparkParquetSinkTask"]
+
+_log = logging.getLogger(__name__)
+
+
+class SparkParquetSinkConnector(SinkConnector):
+    VERSION = "0.1.0"
+
+    def config(self) -> ConfigDef:
+        return CONFIG
+
+    def start(self, props: Mapping[str, str]) -> None:
+        Partitioner(parse(props))  # refuses a bad path.format before any task starts
+        self._props = dict(props)
+
+    def task_class(self) -> type:
+        return SparkParquetSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._props) for _ in range(max_tasks)]
+
+    def stop(self) -> None:
+        return None
+
+
+class SparkParquetSinkTask(SinkTask):
+    """See the module docstring. One TopicPartitionWriter per assigned partition."""
+
+    VERSION = "0.1.0"
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self.writers: dict[TopicPartition, TopicPartitionWriter] = {}
+        self._just_opened: set[TopicPartition] = set()
+        self.spark: Any = None
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.settings: SinkSettings = parse(props)
+        self.partitioner = Partitioner(self.settings, clock=self._clock)
+        self.storage = self._storage(self.settings)
+        self.storage.check_writable()
+        self._decoder = JsonBatchDecoder() if self.settings.value_format == "json" else None
+
+    def _storage(self, settings: SinkSettings) -> Storage:
+        if settings.writer == "arrow":
+            return LocalStorage(settings.local_root)
+        from connectors.spark.session import spark_session
+
+        self.spark = spark_session(
+            settings.spark_master, settings.spark_app_name, settings.spark_conf
+        )
+        return HadoopStorage(settings.root, self.spark)
+
+    # ---------------------------------------------------------- partitions
+
+    def open(self, partitions: Sequence[TopicPartition]) -> None:
+        rewinds = {}
+        for tp in partitions:
+            writer = TopicPartitionWriter(
+                tp, self.settings, self.storage, self.partitioner, clock=self._clock
+            )
+            resume = writer.recover()
+            self.writers[tp] = writer
+            if resume is not None:
+                rewinds[tp] = resume
+                self._just_opened.add(tp)
+        if rewinds:
+            self.context.offset(rewinds)
+
+    def close(self, partitions: Sequence[TopicPartition]) -> None:
+        for tp in partitions:
+            writer = self.writers.pop(tp, None)
+            if writer is not None:
+                writer.close()
+            self._just_opened.discard(tp)
+
+    # ------------------------------------------------------------------ put
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        if records:
+            by_tp: dict[TopicPartition, list[SinkRecord]] = {}
+            for rec in records:
+                tp = rec.topic_partition
+                group = by_tp.get(tp)
+                if group is None:
+                    group = by_tp[tp] = []
+                group.append(rec)
+            for tp, recs in by_tp.items():
+                self._put_partition(tp, recs)
+        # Records consumed before open()'s seek took effect are behind us now.
+        self._just_opened.clear()
+        for writer in self.writers.values():
+            writer.maybe_commit_scheduled()
+
+    def _put_partition(self, tp: TopicPartition, recs: list[SinkRecord]) -> None:
+        writer = self.writers.get(tp)
+        if writer is None:  # delivered without open() (a test harness): open it now
+            self.open([tp])
+            self._just_opened.discard(tp)
+            writer = self.writers[tp]
+        expected = writer.consumed
+        if expected is not None:
+            if tp in self._just_opened and recs[0].kafka_offset != expected:
+                return  # read before open()'s seek: the seek delivers them again
+            if recs[0].kafka_offset < expected:  # already published: a replay
+                recs = [r for r in recs if r.kafka_offset >= expected]
+        # Consecutive records with one value schema make one batch; a tombstone ends
+        # a run, so offsets reach the writer in order.
+        run: list[SinkRecord] = []
+        current: Any = None
+        for rec in recs:
+            if rec.value is None:
+                if self.settings.on_null == "fail":
+                    raise DataError(
+                        f"a null value at {tp}@{rec.kafka_offset}; "
+                        "behavior.on.null.values=ignore skips such records"
+                    )
+                self._write_run(writer, run, current)
+                run = []
+                writer.skip(rec.kafka_offset)
+                continue
+            schema = rec.value_schema
+            if run and schema is not current and schema != current:
+                self._write_run(writer, run, current)
+                run = []
+            current = schema
+            run.append(rec)
+        self._write_run(writer, run, current)
+
+    def _write_run(self, writer: TopicPartitionWriter, run: list[SinkRecord], schema: Any) -> None:
+        if not run:
+            return
+        n = len(run)
+        offsets = np.fromiter((r.kafka_offset for r in run), np.int64, n)
+        stamps = np.fromiter((r.timestamp or 0 for r in run), np.int64, n)
+        values = [r.value for r in run]
+        if self._decoder is None:
+            writer.write(batch_from_values(schema, values), offsets, stamps)
+            return
+        for batch, rows in self._decoder.decode(values):
+            writer.write(batch, offsets[rows], stamps[rows])
+
+    # --------------------------------------------------------------- commit
+
+    def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
+        safe = {}
+        for tp in offsets:
+            writer = self.writers.get(tp)
+            offset = writer.safe_offset() if writer is not None else None
+            if offset is not None:
+                safe[tp] = offset
+        return safe
+
+    def stop(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
+        self.writers.clear()
