@@ -8,7 +8,12 @@ u update, d delete, r snapshot read, t truncate), `ts_ms` — with a Connect sch
 - creates, updates and reads: the `after` row; its schema is the `after` field's
   schema made required (a row always has a value);
 - deletes: what the delete handling asks for (below);
-- truncates: nothing (dropped: a row-level sink cannot apply them);
+- truncates: dropped, as Debezium's transform always does (a row cannot say "every
+  row is gone"); with `truncate.handling.mode=keep` the truncate event passes
+  unchanged instead, so a sink that knows truncates (JdbcSink with
+  `truncate.enabled`, like Debezium's JDBC sink with the same key) can empty its
+  table in order with the rows around it — a replayed table then still matches a
+  source that was truncated;
 - the tombstone (null value) that follows each delete: kept or dropped (below).
 
 Records that are not envelopes (heartbeats, schema-change and transaction events,
@@ -95,6 +100,7 @@ ADD_HEADERS_PREFIX = "add.headers.prefix"
 DROP_FIELDS_HEADER_NAME = "drop.fields.header.name"
 DROP_FIELDS_FROM_KEY = "drop.fields.from.key"
 DROP_FIELDS_KEEP_SCHEMA_COMPATIBLE = "drop.fields.keep.schema.compatible"
+TRUNCATE_HANDLING_MODE = "truncate.handling.mode"
 
 DELETED_FIELD = "__deleted"
 _PURPOSE = "Debezium change event unwrapping"
@@ -237,6 +243,16 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
             "delete-to-tombstone (deletes become tombstones, original tombstones removed).",
         )
         .define(
+            TRUNCATE_HANDLING_MODE,
+            ConfigType.STRING,
+            "drop",
+            one_of("drop", "keep"),
+            Importance.LOW,
+            "What a truncate event (op=t) becomes: drop (removed, as Debezium does) or "
+            "keep (passed on unchanged, for a sink that empties its table on it, such as "
+            "JdbcSink with truncate.enabled=true).",
+        )
+        .define(
             ROUTE_BY_FIELD,
             ConfigType.STRING,
             "",
@@ -311,6 +327,7 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
         super().__init__()
         self._on_delete = _OnDelete.DROP
         self._keep_tombstones = False
+        self._keep_truncates = False
         self._rewrite = False
         self._fields: tuple[_Ref, ...] = ()
         self._headers: tuple[_Ref, ...] = ()
@@ -328,6 +345,7 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
             self._on_delete = _LEGACY_DELETES[parsed[DELETE_HANDLING_MODE].strip().lower()]
             self._keep_tombstones = not parsed[DROP_TOMBSTONES]
         self._rewrite = self._on_delete is _OnDelete.REWRITE
+        self._keep_truncates = parsed[TRUNCATE_HANDLING_MODE].strip().lower() == "keep"
         self._fields = _refs(ADD_FIELDS, parsed[ADD_FIELDS], parsed[ADD_FIELDS_PREFIX] or "")
         self._headers = _refs(ADD_HEADERS, parsed[ADD_HEADERS], parsed[ADD_HEADERS_PREFIX] or "")
         if self._rewrite and any(r.name == DELETED_FIELD for r in self._fields):
@@ -358,7 +376,7 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
         values = envelope._values
         op = values[plan.op]
         if op == "t":
-            return None
+            return record if self._keep_truncates else None
         after = values[plan.after]
         if op != "d" and after is not None:
             row = self._row(plan.after_out, after, "false", values, plan)
@@ -460,7 +478,7 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
             return record
         op = value["op"]
         if op == "t":
-            return None
+            return record if self._keep_truncates else None
         after = value.get("after")
         if op != "d" and after is not None:
             row: dict[str, Any] | None = dict(require_map(after, _PURPOSE))

@@ -39,6 +39,7 @@ FIELDS_INCLUDE_LIST = "fields.include.list"
 AUTO_CREATE = "auto.create"
 AUTO_EVOLVE = "auto.evolve"
 DELETE_ENABLED = "delete.enabled"
+TRUNCATE_ENABLED = "truncate.enabled"
 BATCH_SIZE = "batch.size"
 TABLE_NAME_FORMAT = "table.name.format"
 DB_TIMEZONE = "db.timezone"
@@ -145,6 +146,17 @@ CONFIG = (
         importance=Importance.MEDIUM,
         documentation="Delete the row of a tombstone's key (a null value). Requires "
         "pk.mode=record_key.",
+        group="Writes",
+    )
+    .define(
+        TRUNCATE_ENABLED,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Empty the table of a truncate event (a Debezium change event with "
+        "op=t, which ExtractNewRecordState passes on with truncate.handling.mode=keep): "
+        "all its rows are deleted in the put's transaction, in order with the other "
+        "records. Off, a truncate event is a record the sink cannot write.",
         group="Writes",
     )
     .define(
@@ -272,6 +284,7 @@ class SinkSettings:
     auto_create: bool
     auto_evolve: bool
     delete_enabled: bool
+    truncate_enabled: bool
     batch_size: int
     table_name_format: str
     db_timezone: zoneinfo.ZoneInfo
@@ -297,6 +310,7 @@ class SinkSettings:
             auto_create=values[AUTO_CREATE],
             auto_evolve=values[AUTO_EVOLVE],
             delete_enabled=values[DELETE_ENABLED],
+            truncate_enabled=values[TRUNCATE_ENABLED],
             batch_size=values[BATCH_SIZE],
             table_name_format=values[TABLE_NAME_FORMAT],
             db_timezone=zoneinfo.ZoneInfo(values[DB_TIMEZONE]),

@@ -180,6 +180,18 @@ def test_truncates_are_dropped(change):
     )
 
 
+@pytest.mark.parametrize("schemaless", [False, True])
+def test_truncates_pass_unchanged_when_kept(change, schemaless):
+    """`truncate.handling.mode=keep` hands the truncate event to a sink that can empty
+    its table (JdbcSink's truncate.enabled); every other event unwraps as before."""
+    xf = unwrap(truncate__handling__mode="keep", delete__handling__mode="none")
+    truncate = change("t", schemaless=schemaless)
+    assert xf.apply(truncate) is truncate
+    row = xf.apply(change("u", schemaless=schemaless)).value
+    assert (row if schemaless else row.to_dict()) == NEW
+    assert xf.apply(change("d", schemaless=schemaless)).value is None
+
+
 def test_null_column_reads_as_its_default_unless_told_otherwise(sink):
     record = sink(value_schema=ENVELOPE, value=event("c", after={"id": 2, "region": None}))
     assert unwrap().apply(record).value.to_dict() == {"id": 2, "name": None, "region": "eu"}
@@ -440,6 +452,7 @@ def test_an_envelope_schema_with_a_wrong_value_is_a_data_error(sink):
         ("add.fields", "op,op"),
         ("add.headers", "before.id"),
         ("drop.fields.from.key", "yes"),
+        ("truncate.handling.mode", "apply"),
     ],
 )
 def test_config_errors_name_the_key(key, value):
