@@ -50,6 +50,7 @@ from connect.converters._base import CONVERTER_TYPE_CONFIG as CONVERTER_TYPE_CON
 from connect.converters._base import DataHeaderConverter, converter_type, define_type
 from connect.converters._batch import pairs
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
+from connect.converters.json_columns import BatchWriter, Fallback, compile_batch_writer
 from connect.converters.json_schema import schema_from_json, schema_to_json
 from connect.converters.json_values import (
     OWNED,
@@ -101,6 +102,7 @@ class _Writer(NamedTuple):
     suffix: bytes
     encode: Encoder
     passthrough: type | None
+    write_batch: BatchWriter
 
 
 class _Reader(NamedTuple):
@@ -213,7 +215,12 @@ class JsonConverter(DataHeaderConverter):
                 prefix, suffix = b'{"schema":' + schema_json + b',"payload":', b"}"
             else:
                 prefix = suffix = b""
-            writer = _Writer(prefix, suffix, encode, getattr(encode, "passthrough", None))
+            batch = compile_batch_writer(
+                schema,
+                numeric_decimals=self.numeric_decimals,
+                replace_null=self.replace_null_with_default,
+            )
+            writer = _Writer(prefix, suffix, encode, getattr(encode, "passthrough", None), batch)
             if len(self._writers) >= self._cache_size:
                 del self._writers[next(iter(self._writers))]
             self._writers[schema] = writer
@@ -269,11 +276,19 @@ class JsonConverter(DataHeaderConverter):
             ]
         dumps = orjson.dumps
         try:
-            prefix, suffix, encode, passthrough = self._writer(first)
+            prefix, suffix, encode, passthrough, write_batch = self._writer(first)
             if passthrough is not None and set(map(type, values)) == {passthrough}:
                 if prefix:
                     return [prefix + dumps(v) + suffix for v in values]
                 return [dumps(v, option=OWNED)[:-1] for v in values]
+            try:
+                bodies = write_batch(values if type(values) is list else list(values))
+            except Fallback:
+                pass  # value by value below, which names the first bad record
+            else:
+                if prefix:
+                    return [prefix + b + suffix for b in bodies]
+                return bodies
             if prefix:
                 return [prefix + dumps(encode(v)) + suffix for v in values]
             return [dumps(encode(v), option=OWNED)[:-1] for v in values]

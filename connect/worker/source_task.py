@@ -264,8 +264,9 @@ class WorkerSourceTask(WorkerTask):
         self._round_robin = (self._round_robin + 1) % count
         partitions = [r.kafka_partition for r in recs]
         keys = [item[1] for item in converted]
-        if partitions.count(None) == len(recs) and keys.count(None) == len(keys):
-            # The common case (no keys, no partitions): one batch, no per-record routing.
+        if partitions.count(None) == len(recs) and (count == 1 or keys.count(None) == len(keys)):
+            # The common cases (no keys, or one partition, and no partitions chosen by the
+            # source): one batch, no per-record routing or key hashing.
             groups: dict[int, list[tuple]] = {self._round_robin: converted}
         else:
             groups = {}

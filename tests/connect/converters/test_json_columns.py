@@ -1,0 +1,160 @@
+"""The column-at-a-time JSON writer equals the value-by-value one, errors included."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from connect.api import (
+    BOOLEAN_SCHEMA,
+    FLOAT32_SCHEMA,
+    FLOAT64_SCHEMA,
+    INT8_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_BYTES_SCHEMA,
+    OPTIONAL_INT32_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    Date,
+    Decimal,
+    Schema,
+    Struct,
+    Time,
+    Timestamp,
+)
+from connect.converters import ConversionError, JsonConverter
+from connect.converters.json_columns import Fallback, compile_batch_writer, dump_column
+
+
+class _Str(str):
+    """A str subclass: the column path must not pass it through untouched."""
+
+
+INNER = Schema.struct(
+    [("n", INT8_SCHEMA), ("s", OPTIONAL_STRING_SCHEMA)], name="inner", optional=True
+)
+OTHER_INNER = Schema.struct([("n", INT8_SCHEMA)], name="other", optional=True)
+UTC = dt.UTC
+
+_inner_values = st.builds(
+    lambda n, s: Struct(INNER, {"n": n, "s": s}),
+    st.integers(-128, 127),
+    st.none() | st.text(max_size=3),
+)
+
+# (field name, schema, strategy of its values: mostly valid, sometimes not)
+FIELDS: list[tuple[str, Schema, st.SearchStrategy]] = [
+    ("i8", INT8_SCHEMA, st.integers(-128, 127) | st.sampled_from([1000, True, 1.5, None])),
+    ("i32", OPTIONAL_INT32_SCHEMA, st.none() | st.integers(-(2**31), 2**31 - 1)),
+    ("i64d", INT64_SCHEMA.with_(default=7, optional=True), st.none() | st.integers(0, 10)),
+    (
+        "f64",
+        FLOAT64_SCHEMA,
+        st.floats(-1e6, 1e6) | st.sampled_from([0.0, -0.0, 1e-5, 3e9, math.nan, math.inf, 2, "x"]),
+    ),
+    ("f32", FLOAT32_SCHEMA.with_(optional=True), st.none() | st.floats(-100, 100)),
+    ("b", BOOLEAN_SCHEMA, st.booleans() | st.sampled_from([1])),
+    ("s", STRING_SCHEMA, st.text(max_size=8) | st.sampled_from([_Str("sub"), 5, "\x00,\x00"])),
+    ("os", OPTIONAL_STRING_SCHEMA, st.none() | st.text(max_size=4)),
+    ("by", OPTIONAL_BYTES_SCHEMA, st.none() | st.binary(max_size=6)),
+    (
+        "dec",
+        Decimal.schema(2, optional=True),
+        st.none()
+        | st.decimals(places=2, min_value=-(10**9), max_value=10**9)
+        | st.sampled_from([decimal.Decimal("1.005"), decimal.Decimal("NaN"), 1.5]),
+    ),
+    (
+        "ts",
+        Timestamp.schema(optional=True),
+        st.none()
+        | st.datetimes(timezones=st.just(UTC))
+        | st.datetimes(max_value=dt.datetime(2100, 1, 1)),  # naive: taken as UTC
+    ),
+    ("d", Date.schema(optional=True), st.none() | st.dates() | st.sampled_from(["2024-01-01"])),
+    ("t", Time.schema(optional=True), st.none() | st.times()),
+    (
+        "arr",
+        Schema.array(OPTIONAL_INT32_SCHEMA, optional=True),
+        st.none() | st.lists(st.none() | st.integers(-5, 5), max_size=3),
+    ),
+    (
+        "map",
+        Schema.map(STRING_SCHEMA, STRING_SCHEMA, optional=True),
+        st.none() | st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2),
+    ),
+    ("inner", INNER, st.none() | _inner_values | st.just(Struct(OTHER_INNER, {"n": 1}))),
+]
+
+
+@st.composite
+def batches(draw: st.DrawFn) -> tuple[Schema, list[Struct | None]]:
+    chosen = draw(
+        st.lists(st.sampled_from(FIELDS), min_size=0, max_size=6, unique_by=lambda f: f[0])
+    )
+    schema = Schema.struct([(name, s) for name, s, _ in chosen], name="row", optional=True)
+    shared = Struct(INNER, {"n": 3, "s": "shared"})
+    rows: list[Struct | None] = []
+    for _ in range(draw(st.integers(1, 12))):
+        if draw(st.integers(0, 15)) == 0:
+            rows.append(None)
+            continue
+        row = Struct(schema)
+        for name, _, values in chosen:
+            value = draw(values)
+            if name == "inner" and draw(st.booleans()):
+                value = shared  # one object in many records, as a CDC `source` block
+            row._values[schema.field(name).index] = value
+        rows.append(row)
+    return schema, rows
+
+
+def _one_by_one(conv: JsonConverter, schema: Schema, rows: list) -> list[bytes | None] | str:
+    try:
+        return [conv.from_connect_data("t", schema, r) for r in rows]
+    except ConversionError as exc:
+        return str(exc)
+
+
+def _batch(conv: JsonConverter, schema: Schema, rows: list) -> list[bytes | None] | str:
+    try:
+        return conv.from_connect_batch("t", [schema] * len(rows), rows)
+    except ConversionError as exc:
+        return str(exc)
+
+
+@settings(max_examples=400, deadline=None)
+@given(batches(), st.booleans(), st.sampled_from(["BASE64", "NUMERIC"]))
+def test_batch_equals_value_by_value(batch: tuple, schemas: bool, decimal_format: str) -> None:
+    schema, rows = batch
+    conv = JsonConverter()
+    conv.configure(
+        {"schemas.enable": str(schemas).lower(), "decimal.format": decimal_format}, is_key=False
+    )
+    assert _batch(conv, schema, rows) == _one_by_one(conv, schema, rows)
+
+
+def test_dump_column_splits_exactly_at_its_separators() -> None:
+    values = ["a,\x00,b", {"k": ",\x00,"}, [1, "\x00"], None, 1.5, orjson.Fragment(b"12.50")]
+    assert dump_column(values) == [orjson.dumps(v) for v in values]
+    assert dump_column([]) == []
+
+
+def test_shared_structs_are_written_once_and_equal() -> None:
+    outer = Schema.struct([("inner", INNER), ("k", INT64_SCHEMA)], name="outer")
+    shared = Struct(INNER, {"n": 1, "s": "x"})
+    rows = [Struct(outer, {"inner": shared, "k": i}) for i in range(100)]
+    texts = compile_batch_writer(outer)(rows)
+    assert texts == [orjson.dumps({"inner": {"n": 1, "s": "x"}, "k": i}) for i in range(100)]
+
+
+def test_a_required_null_sends_the_batch_back() -> None:
+    write = compile_batch_writer(Schema.struct([("n", INT8_SCHEMA)], name="r"))
+    with pytest.raises(Fallback):
+        write([None])
