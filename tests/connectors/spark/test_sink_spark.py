@@ -1,0 +1,69 @@
+"""The lake as Spark sees it: one table across schema changes (mergeSchema), Hive-style
+partition columns, and the Spark writer (`parquet.writer=spark`, files written by the
+SparkSession through Hadoop's file system)."""
+
+from __future__ import annotations
+
+import decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connect.api import TopicPartition
+from tests.connectors.spark.helpers import ORDER_V2, lake_files, order, records, start_task
+
+pytestmark = pytest.mark.spark
+TP = TopicPartition("orders", 0)
+
+
+def test_a_new_optional_column_keeps_the_topic_one_table(spark: Any, tmp_path: Path) -> None:
+    task, _ = start_task(tmp_path, flush_size="4")
+    task.put(records(range(6)) + records(range(6, 10), schema=ORDER_V2))
+    task.writers[TP].commit()
+    assert len(lake_files(tmp_path)) == 3
+    df = spark.read.option("mergeSchema", "true").parquet(str(tmp_path / "topics/orders"))
+    types = dict(df.dtypes)
+    assert types["amount"] == "decimal(10,2)"
+    assert types["day"] == "date"
+    assert types["at"] == "timestamp"
+    assert types["partition"] == "int"  # the default partitioner's directory
+    rows = {r.id: r for r in df.collect()}
+    assert sorted(rows) == list(range(10))
+    assert rows[2].note is None and rows[7].note == "n7"
+    assert rows[7].amount == decimal.Decimal("8.75")
+
+
+def test_field_partitions_are_columns_spark_can_prune(spark: Any, tmp_path: Path) -> None:
+    task, _ = start_task(
+        tmp_path,
+        flush_size="30",
+        partitioner_class="FieldPartitioner",
+        partition_field_name="region",
+    )
+    task.put(records(range(30)))
+    df = spark.read.parquet(str(tmp_path / "topics/orders"))
+    eu = df.where("region = 'eu'")
+    assert sorted(r.id for r in eu.collect()) == list(range(0, 30, 3))
+    assert (
+        "PartitionFilters: [isnotnull(region" in eu._jdf.queryExecution().executedPlan().toString()
+    )
+
+
+def test_the_spark_writer_publishes_the_same_files(spark: Any, tmp_path: Path) -> None:
+    task, context = start_task(tmp_path, flush_size="5", parquet_writer="spark")
+    assert task.spark is spark  # the process's one session
+    task.open([TP])
+    task.put(records(range(12)))
+    names = [f.name for f in lake_files(tmp_path)]
+    assert names == [
+        "orders+0+0000000000+0000000004.parquet",
+        "orders+0+0000000005+0000000009.parquet",
+    ]
+    assert not list((tmp_path / "topics").rglob("*.dir"))  # Spark's scratch dirs are gone
+    df = spark.read.parquet(str(tmp_path / "topics/orders"))
+    assert sorted(r.id for r in df.collect()) == list(range(10))
+    assert df.where("id = 3").collect()[0].amount == order(3).get("amount")
+    again, context = start_task(tmp_path, flush_size="5", parquet_writer="spark")
+    again.open([TP])
+    assert context.seeks == {TP: 10}  # recovered through Hadoop's listing
