@@ -22,19 +22,43 @@ TEXT (VARCHAR(256) for MySQL keys), bytes → binary (VARBINARY(767) for MySQL k
 Decimal → NUMERIC with the schema's scale (exact; on SQLite, which has no exact
 decimal type, the text of the decimal), Date → DATE, Time → TIME, Timestamp →
 TIMESTAMP (written in `db.timezone`). Nullability follows `optional`.
+
+Debezium's semantic types (`connectors.jdbc.types`; what Debezium's source connectors,
+and ours for PostgreSQL, emit) map as Debezium's JDBC sink maps them, so a CDC stream
+rebuilds its source table with the same values:
+
+| Debezium type                        | PostgreSQL        | MySQL            | SQLite   |
+| Date                                 | date              | DATE             | DATE     |
+| Time / MicroTime, NanoTime           | time(3) / time(6) | TIME(3) / TIME(6)| TIME     |
+| Timestamp / MicroTimestamp, Nano…    | timestamp(3) / (6)| DATETIME(3) / (6)| DATETIME |
+| ZonedTimestamp                       | timestamptz(6)    | DATETIME(6)      | DATETIME |
+| ZonedTime                            | timetz(6)         | TIME(6)          | TIME     |
+| VariableScaleDecimal                 | numeric           | DECIMAL(65, 30)  | decimal text |
+| Json                                 | jsonb             | JSON             | TEXT     |
+| Uuid                                 | uuid              | CHAR(36)         | CHAR(36) |
+| MicroDuration                        | interval          | BIGINT (µs)      | BIGINT   |
+| Interval, Enum                       | text              | TEXT             | TEXT     |
+
+Timestamps without a zone are wall-clock times and are written as they are;
+ZonedTimestamp and ZonedTime are UTC instants (converted to `db.timezone` for columns
+without a zone, which is how MySQL and SQLite keep them). Unlike Debezium's sink, which
+writes a VariableScaleDecimal to a DOUBLE column, ours keeps it exact.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.dialects import mysql, postgresql
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.types import TypeDecorator, UserDefinedType
 
 from connect.api import DataError, Schema, SinkRecord, Struct, Type
 from connect.api import Date as DateType
@@ -42,8 +66,31 @@ from connect.api import Decimal as DecimalType
 from connect.api import Time as TimeType
 from connect.api import Timestamp as TimestampType
 from connectors.jdbc.sink_config import KAFKA_PK_COLUMNS, SinkSettings
+from connectors.jdbc.types import (
+    DBZ_DATE,
+    DBZ_ENUM,
+    DBZ_INTERVAL,
+    DBZ_JSON,
+    DBZ_MICRO_DURATION,
+    DBZ_MICRO_TIME,
+    DBZ_MICRO_TIMESTAMP,
+    DBZ_NANO_TIME,
+    DBZ_NANO_TIMESTAMP,
+    DBZ_TIME,
+    DBZ_TIMESTAMP,
+    DBZ_UUID,
+    DBZ_VARIABLE_SCALE_DECIMAL,
+    DBZ_ZONED_TIME,
+    DBZ_ZONED_TIMESTAMP,
+    from_debezium_date,
+    from_debezium_time,
+    from_debezium_timestamp,
+    from_variable_scale_decimal,
+    from_zoned_time,
+    from_zoned_timestamp,
+)
 
-__all__ = ["Column", "FieldsPlan", "column_type", "plan_for"]
+__all__ = ["Column", "FieldsPlan", "JsonText", "column_type", "plan_for", "value_converter"]
 
 _KAFKA_SCHEMAS = (
     Schema(Type.STRING),
@@ -108,9 +155,74 @@ class ExactDecimal(TypeDecorator[decimal.Decimal]):
         return None if value is None else decimal.Decimal(str(value))
 
 
+class JsonText(UserDefinedType[str]):
+    """A JSON column written as the JSON text it is given (a Debezium Json value is
+    already text; SQLAlchemy's JSON type would encode it again, as a JSON string):
+    jsonb on PostgreSQL, JSON on MySQL, TEXT elsewhere."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "TEXT"
+
+
+@compiles(JsonText, "postgresql")
+def _jsonb(element: JsonText, compiler: Any, **kw: Any) -> str:
+    return "JSONB"
+
+
+@compiles(JsonText, "mysql")
+def _mysql_json(element: JsonText, compiler: Any, **kw: Any) -> str:
+    return "JSON"
+
+
+_TIME_DIGITS = {DBZ_TIME: 3, DBZ_MICRO_TIME: 6, DBZ_NANO_TIME: 6, DBZ_ZONED_TIME: 6}
+_TIMESTAMP_DIGITS = {
+    DBZ_TIMESTAMP: 3,
+    DBZ_MICRO_TIMESTAMP: 6,
+    DBZ_NANO_TIMESTAMP: 6,
+    DBZ_ZONED_TIMESTAMP: 6,
+}
+
+
+def _debezium_type(name: str, dialect: str, *, key: bool) -> sa.types.TypeEngine | None:
+    """The SQL type for one of Debezium's semantic types (None: not one of them)."""
+    if name == DBZ_DATE:
+        return sa.Date()
+    if name in _TIME_DIGITS:
+        digits = _TIME_DIGITS[name]
+        if dialect == "postgresql":
+            return postgresql.TIME(timezone=name == DBZ_ZONED_TIME, precision=digits)
+        return mysql.TIME(fsp=digits) if dialect == "mysql" else sa.Time()
+    if name in _TIMESTAMP_DIGITS:
+        digits = _TIMESTAMP_DIGITS[name]
+        if dialect == "postgresql":
+            return postgresql.TIMESTAMP(timezone=name == DBZ_ZONED_TIMESTAMP, precision=digits)
+        return mysql.DATETIME(fsp=digits) if dialect == "mysql" else sa.DateTime()
+    if name == DBZ_VARIABLE_SCALE_DECIMAL:
+        if dialect == "sqlite":
+            return ExactDecimal()
+        if dialect == "mysql":
+            return sa.Numeric(65, 30, asdecimal=True)
+        return sa.Numeric(asdecimal=True)
+    if name == DBZ_JSON:
+        return JsonText()
+    if name == DBZ_UUID:
+        return sa.Uuid(as_uuid=False) if dialect == "postgresql" else sa.String(36)
+    if name == DBZ_MICRO_DURATION:
+        return postgresql.INTERVAL() if dialect == "postgresql" else sa.BigInteger()
+    if name in (DBZ_INTERVAL, DBZ_ENUM):
+        return sa.String(256) if key and dialect == "mysql" else sa.Text()
+    return None
+
+
 def column_type(schema: Schema, dialect: str, *, key: bool, where: str) -> sa.types.TypeEngine:
     """The SQL type for a field of `schema` on `dialect` (see the module docstring)."""
     name = schema.name
+    if name is not None and name.startswith("io.debezium."):
+        debezium = _debezium_type(name, dialect, key=key)
+        if debezium is not None:
+            return debezium
     if name == DecimalType.LOGICAL_NAME:
         scale = DecimalType.scale(schema)
         precision = schema.parameters.get("connect.decimal.precision")
@@ -302,31 +414,96 @@ def _record_key_part(
 
 
 def value_converter(
-    schema: Schema | None, *, tz: dt.tzinfo, column_has_tz: bool
+    schema: Schema | None,
+    *,
+    tz: dt.tzinfo,
+    column_has_tz: bool,
+    column: sa.types.TypeEngine | None = None,
 ) -> Callable[[Any], Any] | None:
     """A per-value conversion before binding, or None when the value binds as is:
     timestamps go to `db.timezone` (naive, for columns without a time zone), byte
-    views become bytes."""
+    views become bytes, Debezium's semantic types become the date, time, datetime,
+    Decimal or timedelta their column takes."""
     if schema is None:
         return None
-    if schema.name == TimestampType.LOGICAL_NAME:
-        if column_has_tz:
-
-            def aware(v: dt.datetime) -> dt.datetime:
-                return v if v.tzinfo is not None else v.replace(tzinfo=dt.UTC)
-
-            return aware
-
-        def local(v: dt.datetime) -> dt.datetime:
-            if v.tzinfo is None:
-                v = v.replace(tzinfo=dt.UTC)  # naive Timestamps are UTC (connect.api)
-            return v.astimezone(tz).replace(tzinfo=None)
-
-        return local
-    if schema.type is Type.BYTES and schema.name is None:
+    name = schema.name
+    if name == TimestampType.LOGICAL_NAME:
+        return _instant_converter(tz, column_has_tz)
+    if name is not None and name.startswith("io.debezium."):
+        return _debezium_converter(name, tz=tz, column_has_tz=column_has_tz, column=column)
+    if schema.type is Type.BYTES and name is None:
 
         def to_bytes(v: Any) -> bytes:
             return v if type(v) is bytes else bytes(v)
 
         return to_bytes
+    return None
+
+
+def _instant_converter(tz: dt.tzinfo, column_has_tz: bool) -> Callable[[Any], Any]:
+    """An aware (or naive UTC) datetime as the column takes it: aware for a column
+    with a time zone, else the wall-clock time in `tz`."""
+    if column_has_tz:
+
+        def aware(v: dt.datetime) -> dt.datetime:
+            return v if v.tzinfo is not None else v.replace(tzinfo=dt.UTC)
+
+        return aware
+
+    def local(v: dt.datetime) -> dt.datetime:
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=dt.UTC)  # naive Timestamps are UTC (connect.api)
+        return v.astimezone(tz).replace(tzinfo=None)
+
+    return local
+
+
+def _takes_timedelta(column: sa.types.TypeEngine | None) -> bool:
+    """Whether the table's column is an interval (it binds timedeltas)."""
+    try:
+        return column is not None and column.python_type is dt.timedelta
+    except NotImplementedError:
+        return False
+
+
+def _microseconds(v: int) -> dt.timedelta:
+    return dt.timedelta(microseconds=v)
+
+
+def _debezium_converter(
+    name: str, *, tz: dt.tzinfo, column_has_tz: bool, column: sa.types.TypeEngine | None
+) -> Callable[[Any], Any] | None:
+    if name == DBZ_DATE:
+        return from_debezium_date
+    if name in (DBZ_TIME, DBZ_MICRO_TIME, DBZ_NANO_TIME):
+        return functools.partial(from_debezium_time, name)
+    if name in (DBZ_TIMESTAMP, DBZ_MICRO_TIMESTAMP, DBZ_NANO_TIMESTAMP):
+        wall_clock = functools.partial(from_debezium_timestamp, name)
+        if not column_has_tz:
+            return wall_clock  # the source's wall-clock time, unchanged
+
+        def as_utc(v: int) -> dt.datetime:
+            return wall_clock(v).replace(tzinfo=dt.UTC)
+
+        return as_utc
+    if name == DBZ_ZONED_TIMESTAMP:
+        instant = _instant_converter(tz, column_has_tz)
+
+        def zoned(v: str) -> Any:
+            if v in ("infinity", "-infinity"):
+                return v  # PostgreSQL takes these as they are
+            return instant(from_zoned_timestamp(v))
+
+        return zoned
+    if name == DBZ_ZONED_TIME:
+
+        def zoned_time(v: str) -> dt.time:
+            value = from_zoned_time(v)
+            return value if column_has_tz else value.replace(tzinfo=None)  # UTC
+
+        return zoned_time
+    if name == DBZ_VARIABLE_SCALE_DECIMAL:
+        return from_variable_scale_decimal
+    if name == DBZ_MICRO_DURATION and _takes_timedelta(column):
+        return _microseconds
     return None

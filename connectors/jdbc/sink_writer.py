@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime as dt
 import io
 import itertools
 import json
@@ -138,11 +139,20 @@ def _jsonish(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v)
 
 
+def _interval(v: Any) -> str:
+    """A timedelta in PostgreSQL's interval input (str() of a timedelta is not)."""
+    if not isinstance(v, dt.timedelta):
+        return str(v)
+    return f"{v.days} days {v.seconds}.{v.microseconds:06d} seconds"
+
+
 def _copy_formatter(column_type_: sa.types.TypeEngine) -> Callable[[Any], Any] | bool | None:
     """How a value of a column goes into the COPY data: None (as is), a function, or
     False when this path cannot write the column (the generic path is used)."""
     if isinstance(column_type_, sa.LargeBinary):
         return _bytea
+    if type(column_type_).__name__ == "INTERVAL":
+        return _interval
     if isinstance(column_type_, sa.JSON):
         return _jsonish
     safe = (sa.Integer, sa.Numeric, sa.Float, sa.String, sa.Boolean, sa.Date, sa.DateTime, sa.Time)
@@ -419,7 +429,9 @@ class JdbcWriter:
                 type_ = reflected
             sa_columns.append(sa.Column(name, type_, primary_key=c.key, quote=self._quote))
             has_tz = bool(getattr(reflected, "timezone", False))
-            convert = value_converter(c.schema, tz=self.settings.db_timezone, column_has_tz=has_tz)
+            convert = value_converter(
+                c.schema, tz=self.settings.db_timezone, column_has_tz=has_tz, column=reflected
+            )
             default = plan.defaults.get(i)
             if convert is not None or default is not None:
                 converters.append((i, convert, default))

@@ -27,6 +27,31 @@ Timestamps: values without a time zone are wall-clock times in the database's zo
 precision (microseconds). `epoch_offset` / `from_epoch_offset` turn a timestamp into
 Confluent's offset fields (`timestamp` in ms, `timestamp_nanos` within the second) and
 back, so offsets keep the precision the Connect Timestamp type (ms) would lose.
+
+Debezium's semantic types (the second half of this module) are what the PostgreSQL CDC
+source emits and what the JDBC sink understands. `column_field` above stays
+Confluent's Connect mapping for the query-based JDBC source; Debezium's connectors name
+plain primitives instead of using Connect's logical types, so their values stay
+primitives here too (an int of days, an int of microseconds, an ISO-8601 string):
+
+| name                                   | over   | value                                   |
+| io.debezium.time.Date                  | int32  | days since 1970-01-01                   |
+| io.debezium.time.Time                  | int32  | ms past midnight                        |
+| io.debezium.time.MicroTime             | int64  | µs past midnight                        |
+| io.debezium.time.NanoTime              | int64  | ns past midnight                        |
+| io.debezium.time.Timestamp             | int64  | ms since the epoch (wall clock, no zone)|
+| io.debezium.time.MicroTimestamp        | int64  | µs since the epoch (wall clock, no zone)|
+| io.debezium.time.NanoTimestamp         | int64  | ns since the epoch (wall clock, no zone)|
+| io.debezium.time.ZonedTimestamp        | string | ISO-8601 in UTC, `…T…[.f]Z`             |
+| io.debezium.time.ZonedTime             | string | ISO-8601 time in UTC, `HH:MM:SS[.f]Z`   |
+| io.debezium.time.MicroDuration         | int64  | µs, a month counted as 30.4375 days     |
+| io.debezium.time.Interval              | string | `P<y>Y<m>M<d>DT<h>H<m>M<s>S`            |
+| io.debezium.data.VariableScaleDecimal  | struct | {scale int32, value bytes (unscaled)}   |
+| io.debezium.data.Json, …Uuid, …Enum    | string | the text                                |
+
+Every one has schema version 1, as Debezium sets it. `debezium_schema(name)` builds
+the schema; the `from_*`/`to_*` helpers convert between these primitives and Python's
+date, time, datetime and Decimal values for the sink.
 """
 
 from __future__ import annotations
@@ -58,12 +83,36 @@ from connect.api import (
 )
 
 __all__ = [
+    "DBZ_DATE",
+    "DBZ_ENUM",
+    "DBZ_INTERVAL",
+    "DBZ_JSON",
+    "DBZ_MICRO_DURATION",
+    "DBZ_MICRO_TIME",
+    "DBZ_MICRO_TIMESTAMP",
+    "DBZ_NANO_TIME",
+    "DBZ_NANO_TIMESTAMP",
+    "DBZ_TIME",
+    "DBZ_TIMESTAMP",
+    "DBZ_UUID",
+    "DBZ_VARIABLE_SCALE_DECIMAL",
+    "DBZ_ZONED_TIME",
+    "DBZ_ZONED_TIMESTAMP",
     "NUMERIC_MAPPINGS",
     "ColumnMapping",
     "column_field",
+    "debezium_schema",
     "epoch_offset",
+    "from_debezium_date",
+    "from_debezium_time",
+    "from_debezium_timestamp",
     "from_epoch_offset",
+    "from_variable_scale_decimal",
+    "from_zoned_time",
+    "from_zoned_timestamp",
     "to_utc",
+    "to_variable_scale_decimal",
+    "unscaled_bytes",
 ]
 
 NUMERIC_MAPPINGS = ("none", "best_fit", "best_fit_eager_double", "precision_only")
@@ -233,3 +282,126 @@ def column_field(
     else:
         return None
     return ColumnMapping(name, schema.optional_() if optional else schema, convert)
+
+
+# ------------------------------------------------------------ Debezium's semantic types
+
+DBZ_DATE = "io.debezium.time.Date"
+DBZ_TIME = "io.debezium.time.Time"
+DBZ_MICRO_TIME = "io.debezium.time.MicroTime"
+DBZ_NANO_TIME = "io.debezium.time.NanoTime"
+DBZ_TIMESTAMP = "io.debezium.time.Timestamp"
+DBZ_MICRO_TIMESTAMP = "io.debezium.time.MicroTimestamp"
+DBZ_NANO_TIMESTAMP = "io.debezium.time.NanoTimestamp"
+DBZ_ZONED_TIMESTAMP = "io.debezium.time.ZonedTimestamp"
+DBZ_ZONED_TIME = "io.debezium.time.ZonedTime"
+DBZ_MICRO_DURATION = "io.debezium.time.MicroDuration"
+DBZ_INTERVAL = "io.debezium.time.Interval"
+DBZ_VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+DBZ_JSON = "io.debezium.data.Json"
+DBZ_UUID = "io.debezium.data.Uuid"
+DBZ_ENUM = "io.debezium.data.Enum"
+
+_DBZ_PRIMITIVES = {
+    DBZ_DATE: INT32_SCHEMA,
+    DBZ_TIME: INT32_SCHEMA,
+    DBZ_MICRO_TIME: INT64_SCHEMA,
+    DBZ_NANO_TIME: INT64_SCHEMA,
+    DBZ_TIMESTAMP: INT64_SCHEMA,
+    DBZ_MICRO_TIMESTAMP: INT64_SCHEMA,
+    DBZ_NANO_TIMESTAMP: INT64_SCHEMA,
+    DBZ_ZONED_TIMESTAMP: STRING_SCHEMA,
+    DBZ_ZONED_TIME: STRING_SCHEMA,
+    DBZ_MICRO_DURATION: INT64_SCHEMA,
+    DBZ_INTERVAL: STRING_SCHEMA,
+    DBZ_JSON: STRING_SCHEMA,
+    DBZ_UUID: STRING_SCHEMA,
+    DBZ_ENUM: STRING_SCHEMA,
+}
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_EPOCH_NAIVE = dt.datetime(1970, 1, 1)
+
+
+def debezium_schema(
+    name: str, *, optional: bool = False, parameters: dict[str, str] | None = None
+) -> Schema:
+    """The schema of one of Debezium's semantic types (version 1, as Debezium sets)."""
+    if name == DBZ_VARIABLE_SCALE_DECIMAL:
+        return Schema.struct(
+            [("scale", INT32_SCHEMA), ("value", BYTES_SCHEMA)],
+            name=name,
+            version=1,
+            doc="Variable scaled decimal",
+            optional=optional,
+        )
+    base = _DBZ_PRIMITIVES[name]
+    return base.with_(name=name, version=1, optional=optional, parameters=dict(parameters or {}))
+
+
+def unscaled_bytes(unscaled: int) -> bytes:
+    """Java's `BigInteger.toByteArray()`: big-endian two's complement, fewest bytes."""
+    length = (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1
+    return unscaled.to_bytes(length, "big", signed=True)
+
+
+def to_variable_scale_decimal(value: decimal.Decimal) -> tuple[int, bytes]:
+    """(scale, unscaled bytes) of a finite decimal, trailing zeros stripped and never a
+    negative scale — how Debezium writes NUMERIC columns without a declared scale."""
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int), "a finite decimal"
+    unscaled = int("".join(map(str, digits)) or "0")
+    scale = -exponent
+    while scale > 0 and unscaled % 10 == 0:
+        unscaled //= 10
+        scale -= 1
+    if scale < 0:
+        unscaled *= 10**-scale
+        scale = 0
+    return scale, unscaled_bytes(-unscaled if sign else unscaled)
+
+
+def from_variable_scale_decimal(value: Any) -> decimal.Decimal:
+    """The Decimal of a VariableScaleDecimal struct (or a {scale, value} mapping)."""
+    scale = value["scale"]
+    unscaled = int.from_bytes(value["value"], "big", signed=True)
+    return decimal.Decimal(unscaled).scaleb(-scale)
+
+
+def from_debezium_date(days: int) -> dt.date:
+    """io.debezium.time.Date (days since the epoch) as a date."""
+    return _EPOCH_DATE + dt.timedelta(days=days)
+
+
+_TIME_UNITS = {DBZ_TIME: 1000, DBZ_MICRO_TIME: 1, DBZ_NANO_TIME: -1000}
+_TIMESTAMP_UNITS = {DBZ_TIMESTAMP: 1000, DBZ_MICRO_TIMESTAMP: 1, DBZ_NANO_TIMESTAMP: -1000}
+
+
+def _micros(value: int, unit: int) -> int:
+    """µs of a count in ms (unit 1000), µs (1) or ns (-1000, truncated as a database
+    with µs precision stores it)."""
+    return value * unit if unit > 0 else value // -unit
+
+
+def from_debezium_time(name: str, value: int) -> dt.time:
+    """Time, MicroTime or NanoTime (past midnight) as a time. PostgreSQL's 24:00:00
+    has no Python time: it becomes the last microsecond of the day."""
+    micros = _micros(value, _TIME_UNITS[name])
+    if micros >= 86_400_000_000:
+        return dt.time.max
+    return (_EPOCH_NAIVE + dt.timedelta(microseconds=micros)).time()
+
+
+def from_debezium_timestamp(name: str, value: int) -> dt.datetime:
+    """Timestamp, MicroTimestamp or NanoTimestamp as a naive datetime: the wall-clock
+    time the source column held (Debezium's timestamps without a zone are local)."""
+    return _EPOCH_NAIVE + dt.timedelta(microseconds=_micros(value, _TIMESTAMP_UNITS[name]))
+
+
+def from_zoned_timestamp(text: str) -> dt.datetime:
+    """An aware datetime of a ZonedTimestamp's ISO-8601 text."""
+    return dt.datetime.fromisoformat(text)
+
+
+def from_zoned_time(text: str) -> dt.time:
+    """An aware time of a ZonedTime's ISO-8601 text."""
+    return dt.time.fromisoformat(text)

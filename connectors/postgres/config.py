@@ -2,8 +2,13 @@
 
 `CONFIG` declares every key once; `parse_config(props)` checks them together (one of
 `database.hostname` or `connection.url`, regexes that compile) and `connection_params`
-turns the parsed config into psycopg2 connection keywords. Every session runs with
-TimeZone UTC and DateStyle ISO so values parse the same way everywhere.
+turns the parsed config into psycopg2 connection keywords. Every session — the
+snapshot's and the walsender's, whose pgoutput text values use its own settings — runs
+with TimeZone UTC, DateStyle ISO and IntervalStyle postgres, so values have one text
+form wherever they come from, whatever the server's defaults.
+
+`time.precision.mode`, `decimal.handling.mode` and `interval.handling.mode` are
+Debezium's keys for how column types map (`connectors.postgres.columns.TypeOptions`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,12 @@ from connect.api import (
     non_empty_string,
     one_of,
 )
+from connectors.postgres.columns import (
+    DECIMAL_HANDLING_MODES,
+    INTERVAL_HANDLING_MODES,
+    TIME_PRECISION_MODES,
+    TypeOptions,
+)
 
 __all__ = [
     "AUTOCREATE_MODES",
@@ -33,12 +44,16 @@ __all__ = [
     "connection_params",
     "describe_connection",
     "parse_config",
+    "type_options",
 ]
 
 SNAPSHOT_MODES = ("initial", "never", "no_data", "initial_only", "always")
 AUTOCREATE_MODES = ("all_tables", "filtered", "disabled")
 OPERATIONS = ("c", "u", "d", "t", "none")
-_SESSION_OPTIONS = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c extra_float_digits=3"
+_SESSION_OPTIONS = (
+    "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=postgres -c extra_float_digits=3"
+)
+_TYPES = "Column types"
 _DB = "Database"
 _CDC = "Change capture"
 
@@ -220,6 +235,41 @@ CONFIG = (
         "Rows read ahead of the log during the snapshot (bounds its memory)",
         group=_CDC,
     )
+    .define(
+        "time.precision.mode",
+        ConfigType.STRING,
+        "adaptive",
+        one_of(*TIME_PRECISION_MODES),
+        Importance.MEDIUM,
+        "adaptive: date, time and timestamp columns as Debezium's io.debezium.time types "
+        "with the column's precision (ms for up to 3 fraction digits, else µs); "
+        "adaptive_time_microseconds: every time column in µs (MicroTime); connect: "
+        "Kafka Connect's Date, Time and Timestamp (ms: finer digits are lost). "
+        "timestamptz is an ISO-8601 UTC string (ZonedTimestamp) in every mode",
+        group=_TYPES,
+    )
+    .define(
+        "decimal.handling.mode",
+        ConfigType.STRING,
+        "precise",
+        one_of(*DECIMAL_HANDLING_MODES),
+        Importance.MEDIUM,
+        "precise: numeric(p, s) as Connect's Decimal, numeric without a scale as "
+        "io.debezium.data.VariableScaleDecimal (exact); double: float64 (may round); "
+        "string: the number's text (the only mode that carries NaN and Infinity)",
+        group=_TYPES,
+    )
+    .define(
+        "interval.handling.mode",
+        ConfigType.STRING,
+        "numeric",
+        one_of(*INTERVAL_HANDLING_MODES),
+        Importance.LOW,
+        "numeric: interval columns as µs (io.debezium.time.MicroDuration, a month "
+        "counted as 30.4375 days); string: ISO-8601 text P<y>Y<m>M<d>DT<h>H<m>M<s>S "
+        "(io.debezium.time.Interval, exact)",
+        group=_TYPES,
+    )
 )
 
 
@@ -238,6 +288,12 @@ def parse_config(props: Mapping[str, Any]) -> dict[str, Any]:
     if cfg["snapshot.mode"] == "no_data":
         cfg["snapshot.mode"] = "never"
     return cfg
+
+
+def type_options(cfg: Mapping[str, Any]) -> TypeOptions:
+    """How column types map under a parsed config (pass it to `read_table` and
+    `Table.build`)."""
+    return TypeOptions.from_config(cfg)
 
 
 def connection_params(cfg: Mapping[str, Any]) -> dict[str, Any]:

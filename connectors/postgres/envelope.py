@@ -29,11 +29,22 @@ from connect.api import (
     OPTIONAL_INT64_SCHEMA,
     OPTIONAL_STRING_SCHEMA,
     STRING_SCHEMA,
+    Date,
+    Decimal,
     Headers,
     Schema,
     SourceRecord,
+    Time,
+    Timestamp,
     Type,
 )
+from connectors.jdbc.types import (
+    DBZ_INTERVAL,
+    DBZ_VARIABLE_SCALE_DECIMAL,
+    DBZ_ZONED_TIME,
+    DBZ_ZONED_TIMESTAMP,
+)
+from connectors.postgres.columns import make_struct
 
 __all__ = [
     "CONNECTOR",
@@ -119,25 +130,35 @@ def source_record(
 
 
 def zero_value(schema: Schema) -> Any:
-    """Debezium's stand-in for a required column a key-only row image lacks."""
+    """Debezium's stand-in for a required column a key-only row image lacks: the value
+    its converters fall back to for a missing required value — zero, the epoch, an
+    empty string, `1970-01-01T00:00:00Z` for a ZonedTimestamp, a zero of the column's
+    scale for a Decimal."""
     if schema.optional:
         return None
-    if schema.name:  # logical types: their zero
-        return {
-            "org.apache.kafka.connect.data.Decimal": decimal.Decimal(0),
-        }.get(schema.name, _zero_logical(schema))
-    return {
-        Type.BOOLEAN: False,
-        Type.STRING: "",
-        Type.BYTES: b"",
-        Type.FLOAT32: 0.0,
-        Type.FLOAT64: 0.0,
-    }.get(schema.type, 0)
+    name = schema.name
+    if name is not None:
+        if name == Decimal.LOGICAL_NAME:
+            return decimal.Decimal(0).scaleb(-Decimal.scale(schema))
+        if name == DBZ_VARIABLE_SCALE_DECIMAL:
+            return make_struct(schema, [0, b"\x00"])
+        if name in _ZERO_BY_NAME:
+            return _ZERO_BY_NAME[name]
+    return _ZERO_BY_TYPE.get(schema.type, 0)
 
 
-def _zero_logical(schema: Schema) -> Any:
-    return {
-        "org.apache.kafka.connect.data.Date": dt.date(1970, 1, 1),
-        "org.apache.kafka.connect.data.Time": dt.time(0),
-        "org.apache.kafka.connect.data.Timestamp": dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
-    }.get(schema.name or "", 0)
+_ZERO_BY_NAME: dict[str, Any] = {
+    Date.LOGICAL_NAME: dt.date(1970, 1, 1),
+    Time.LOGICAL_NAME: dt.time(0),
+    Timestamp.LOGICAL_NAME: dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
+    DBZ_ZONED_TIMESTAMP: "1970-01-01T00:00:00Z",
+    DBZ_ZONED_TIME: "00:00:00Z",
+    DBZ_INTERVAL: "P0Y0M0DT0H0M0S",
+}
+_ZERO_BY_TYPE: dict[Type, Any] = {
+    Type.BOOLEAN: False,
+    Type.STRING: "",
+    Type.BYTES: b"",
+    Type.FLOAT32: 0.0,
+    Type.FLOAT64: 0.0,
+}
