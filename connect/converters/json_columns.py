@@ -294,10 +294,10 @@ def _struct_texts(schema: Schema, numeric: bool, replace_null: bool) -> _Inner:
         n = len(column)
         if width == 0:
             return [b"{}"] * n
-        ids = list(map(id, column))
-        unique = dict(zip(ids, column, strict=True))
-        if len(unique) * 4 <= n:
+        if n > 8 and len(set(map(id, column[:8]))) <= 2:
             # structs shared across the batch: each distinct one is written once
+            ids = list(map(id, column))
+            unique = dict(zip(ids, column, strict=True))
             once = dict(zip(unique, texts(list(unique.values()), types, one), strict=True))
             return list(map(once.__getitem__, ids))
         rows = list(map(_get_values, column))
