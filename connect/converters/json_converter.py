@@ -271,9 +271,7 @@ class JsonConverter(DataHeaderConverter):
                     return [b[:-1] for b in bodies]
                 return [b'{"schema":null,"payload":' + b[:-1] + b"}" for b in bodies]
         if first is None or schemas.count(first) != n:
-            return [
-                self.from_connect_data(topic, s, v) for s, v in zip(schemas, values, strict=True)
-            ]
+            return self._by_schema(topic, schemas, values)
         dumps = orjson.dumps
         try:
             prefix, suffix, encode, passthrough, write_batch = self._writer(first)
@@ -294,6 +292,33 @@ class JsonConverter(DataHeaderConverter):
             return [dumps(encode(v), option=OWNED)[:-1] for v in values]
         except (DataError, TypeError) as exc:
             raise ConversionError(topic, str(exc), direction=TO_BYTES) from exc
+
+    def _by_schema(
+        self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
+    ) -> list[bytes | None]:
+        """A batch of a few schemas (a CDC stream's envelopes and the tombstones after
+        its deletes) as one batch per schema; many schemas go record by record."""
+        groups: dict[int, tuple[Schema | None, list[int]]] = {}
+        for i, schema in enumerate(schemas):
+            group = groups.get(id(schema))
+            if group is None:
+                if len(groups) == 8:
+                    return [
+                        self.from_connect_data(topic, s, v)
+                        for s, v in zip(schemas, values, strict=True)
+                    ]
+                group = groups[id(schema)] = (schema, [])
+            group[1].append(i)
+        out: list[bytes | None] = [None] * len(values)
+        for schema, indexes in groups.values():
+            part = [values[i] for i in indexes]
+            if schema is None:
+                written = [self.from_connect_data(topic, None, v) for v in part]
+            else:
+                written = self.from_connect_batch(topic, [schema] * len(part), part)
+            for i, body in zip(indexes, written, strict=True):
+                out[i] = body
+        return out
 
     # ------------------------------------------------------------ bytes → Connect
 

@@ -158,3 +158,23 @@ def test_a_required_null_sends_the_batch_back() -> None:
     write = compile_batch_writer(Schema.struct([("n", INT8_SCHEMA)], name="r"))
     with pytest.raises(Fallback):
         write([None])
+
+
+@settings(max_examples=100, deadline=None)
+@given(batches(), batches())
+def test_mixed_schemas_and_tombstones_equal_value_by_value(one: tuple, two: tuple) -> None:
+    conv = JsonConverter()
+    conv.configure({"schemas.enable": "false"}, is_key=False)
+    schemas: list[Schema | None] = []
+    rows: list = []
+    for (schema_a, rows_a), (schema_b, rows_b) in [(one, two)]:
+        for i, (a, b) in enumerate(zip(rows_a, rows_b, strict=False)):
+            schemas += [schema_a, None, schema_b] if i % 2 else [schema_b, schema_a]
+            rows += [a, None, b] if i % 2 else [b, a]
+    try:
+        expected = [conv.from_connect_data("t", s, r) for s, r in zip(schemas, rows, strict=True)]
+    except ConversionError:
+        with pytest.raises(ConversionError):
+            conv.from_connect_batch("t", schemas, rows)
+        return
+    assert conv.from_connect_batch("t", schemas, rows) == expected
