@@ -137,7 +137,12 @@ _TRUNCATE_PLAN = FieldsPlan(columns=(), n_key=0, row=_no_row, key_row=_no_row, d
 
 class _Writer(JdbcWriter):
     """The JdbcWriter plus runs of op `truncate`: each deletes every row of its table,
-    inside the put's transaction, between the table's runs before and after it."""
+    inside the put's transaction, between the table's runs before and after it.
+
+    It rides on JdbcWriter's private write hooks (one statement, no rows to stage), so
+    it must follow their signatures; on PostgreSQL the COPY path still makes a
+    zero-column staging table for the truncate plan, once per table and connection.
+    Its natural home is JdbcWriter itself."""
 
     def write(self, batches: Sequence[tuple[TableName, Sequence[Run]]]) -> None:
         if any(run.op == TRUNCATE for _, runs in batches for run in runs):
