@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -409,6 +410,22 @@ def _decimal(scale: int) -> Callable[[str], Any]:
             value = value.quantize(quantum)
         return value
 
+    point = operator.itemgetter(-scale - 1)
+
+    def column(texts: list[str]) -> list[Any]:
+        # PostgreSQL prints a numeric(p, s) with exactly s fraction digits, never an
+        # exponent: when every text shows its point in that place (or, for s = 0, no
+        # point), Decimal(text) has the exponent -s already
+        joined = "".join(texts)
+        try:
+            exact = set(map(point, texts)) == {"."} if scale else "." not in joined
+        except IndexError:  # a text shorter than its fraction: NaN, say
+            exact = False
+        if exact and "N" not in joined and "I" not in joined:  # NaN, Infinity
+            return list(map(Dec, texts))
+        return list(map(convert, texts))
+
+    convert.column = column  # type: ignore[attr-defined]
     return convert
 
 

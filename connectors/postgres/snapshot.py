@@ -52,9 +52,10 @@ def parse_copy_text(
 
     Column at a time: the text is split into fields once, each column is a slice of
     them, and a column without NULLs or escapes goes through its converter with
-    `map` (a C loop for `int`, `float` and `str`) — a Python call per value only where
-    a value needs one. `escaped[i]` says whether column i's type can hold backslash
-    escapes (text does; numbers, booleans and dates never do)."""
+    `map` (a C loop for `int`, `float` and `str`), or through the converter's own
+    `column` form where it has one (checks per column, then a C loop) — a Python call
+    per value only where a value needs one. `escaped[i]` says whether column i's type
+    can hold backslash escapes (text does; numbers, booleans and dates never do)."""
     width = len(converters)
     lines = text.count("\n")
     fields = text.replace("\n", "\t").split("\t")
@@ -71,7 +72,10 @@ def parse_copy_text(
         elif "\\N" in column:
             column = [None if v == "\\N" else convert(v) for v in column]
         elif convert is not str:
-            column = list(map(convert, column))
+            convert_column = getattr(convert, "column", None)
+            column = (
+                list(map(convert, column)) if convert_column is None else convert_column(column)
+            )
         columns.append(column)
     return list(map(list, zip(*columns, strict=True)))
 
