@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +12,7 @@ from connect.api import ConnectError
 from connectors.postgres.columns import copy_unescape, text_converter
 from connectors.postgres.snapshot import parse_copy_text
 
-INT4, INT8, FLOAT8, TEXT, NUMERIC, BOOL = 23, 20, 701, 25, 1700, 16
+INT4, INT8, FLOAT8, TEXT, NUMERIC, BOOL, TIMESTAMPTZ = 23, 20, 701, 25, 1700, 16, 1184
 
 
 def _numeric(scale: int) -> int:
@@ -26,6 +28,29 @@ _numbers = st.one_of(
     st.sampled_from(["NaN", "Infinity", "-Infinity", "1", "1.5", "0.00"]),
 )
 
+
+def _instant(moment: dt.datetime, digits: int) -> str:
+    """PostgreSQL's text of a timestamptz(digits) in a UTC session (trailing zeros of
+    the fraction trimmed, as it prints them)."""
+    text = moment.isoformat(sep=" ", timespec="seconds")
+    fraction = f"{moment.microsecond:06d}"[:digits].rstrip("0")
+    return f"{text}.{fraction}+00" if fraction else f"{text}+00"
+
+
+_moments = st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 1, 1))
+
+
+def _instants(digits: int) -> st.SearchStrategy[str]:
+    whole = _moments.map(lambda m: _instant(m.replace(microsecond=0), digits))
+    full = _moments.map(lambda m: _instant(m.replace(microsecond=m.microsecond | 1), digits))
+    other = st.sampled_from(["2024-01-01 00:00:00+05:30", "0044-03-15 12:00:00+00 BC"])
+    return (
+        st.lists(whole, min_size=1)
+        | st.lists(full, min_size=1)
+        | st.lists(whole | full | _moments.map(lambda m: _instant(m, digits)) | other, min_size=1)
+    )
+
+
 # (type oid, typmod, strategy of COPY field texts; None is NULL)
 COLUMNS = [
     (INT4, -1, st.integers(-(2**31), 2**31 - 1).map(str)),
@@ -36,6 +61,9 @@ COLUMNS = [
     (NUMERIC, _numeric(2), _numbers),
     (NUMERIC, _numeric(0), st.none() | st.integers(-999, 999).map(str) | _numbers),
     (BOOL, -1, st.sampled_from(["t", "f"])),
+    (TIMESTAMPTZ, -1, _moments.map(lambda m: _instant(m, 6))),
+    (TIMESTAMPTZ, 0, _moments.map(lambda m: _instant(m, 0))),
+    (TIMESTAMPTZ, 3, _moments.map(lambda m: _instant(m, 3)) | st.sampled_from(["infinity"])),
 ]
 
 
@@ -79,3 +107,11 @@ def test_columns_equal_values(data: st.DataObject) -> None:
 def test_a_row_of_other_width_is_refused() -> None:
     with pytest.raises(ConnectError, match="2 fields"):
         parse_copy_text("1\t2\n3\n", [int, int], [False, False])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([0, 3, 6]), st.data())
+def test_zoned_timestamp_columns_equal_values(digits: int, data: st.DataObject) -> None:
+    texts = data.draw(_instants(digits))
+    convert = text_converter(TIMESTAMPTZ, -1 if digits == 6 else digits)
+    assert convert.column(texts) == [convert(t) for t in texts]  # type: ignore[attr-defined]
