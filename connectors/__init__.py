@@ -16,6 +16,8 @@ _JDBC_SOURCE = "connectors.jdbc.source:JdbcSourceConnector"
 _JDBC_SINK = "connectors.jdbc.sink:JdbcSinkConnector"
 _POSTGRES_CDC = "connectors.postgres.source:PostgresCdcSourceConnector"
 _SPARK_PARQUET = "connectors.spark.sink:SparkParquetSinkConnector"
+_S3_SINK = "connectors.s3.sink:S3SinkConnector"
+_S3_SOURCE = "connectors.s3.source:S3SourceConnector"
 
 _PATHS: dict[str, str] = {
     "FileStreamSource": _FILE_SOURCE,
@@ -52,6 +54,12 @@ _PATHS: dict[str, str] = {
     "Hdfs3SinkConnector": _SPARK_PARQUET,
     "io.confluent.connect.hdfs.HdfsSinkConnector": _SPARK_PARQUET,
     "io.confluent.connect.hdfs3.Hdfs3SinkConnector": _SPARK_PARQUET,
+    "S3Sink": _S3_SINK,
+    "S3SinkConnector": _S3_SINK,
+    "io.confluent.connect.s3.S3SinkConnector": _S3_SINK,
+    "S3Source": _S3_SOURCE,
+    "S3SourceConnector": _S3_SOURCE,
+    "io.confluent.connect.s3.source.S3SourceConnector": _S3_SOURCE,
 }
 
 

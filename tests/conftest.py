@@ -66,7 +66,7 @@ def subprocess_env() -> dict[str, str]:
 # A private PostgreSQL server (`postgres_server`) and a fresh database per test
 # (`postgres_url`) for tests marked `postgres`; one SparkSession (`spark`) for tests
 # marked `spark`.
-pytest_plugins = ["tests.pg", "tests.spark"]
+pytest_plugins = ["tests.pg", "tests.spark", "tests.s3"]
 
 
 @pytest.fixture

@@ -1,0 +1,197 @@
+"""Line-oriented formats: JSON lines and ByteArray (values joined by a separator),
+optionally gzip-compressed (`s3.compression.type=gzip`, extension `.gz` added).
+
+JSON writes what Kafka's JsonConverter writes with `schemas.enable=false`: structs as
+objects, bytes as base64, Date/Time/Timestamp as their integers, Decimal as base64 of
+the unscaled value (`json.decimal.format=BASE64`) or as a number (`NUMERIC`). A batch
+is one list comprehension of `orjson.dumps` calls, joined once.
+
+gzip output comes from zlib with a zero timestamp, so equal input gives equal bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from connect.api import DataError, Schema, Struct, Type
+from connect.api.logical import Date, Decimal, Time, Timestamp
+from connectors.s3.formats.base import FileWriter, Format, Sink
+
+__all__ = ["ByteArrayFormat", "JsonFormat"]
+
+_APPEND_NL = orjson.OPT_APPEND_NEWLINE
+
+
+class _Gzip:
+    """A gzip stream in front of a sink."""
+
+    def __init__(self, sink: Sink, level: int) -> None:
+        self._sink = sink
+        self._z = zlib.compressobj(level, zlib.DEFLATED, 31)
+
+    def write(self, data: bytes) -> None:
+        out = self._z.compress(data)
+        if out:
+            self._sink.write(out)
+
+    def finish(self) -> None:
+        self._sink.write(self._z.flush())
+
+
+def _default(value: Any) -> Any:
+    """orjson's hook for what it cannot write itself (schemaless values)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode()
+    if isinstance(value, Struct):
+        return value.to_dict()
+    if isinstance(value, (set, tuple)):
+        return list(value)
+    import decimal
+
+    if isinstance(value, decimal.Decimal):
+        return orjson.Fragment(str(value))
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _plainer(schema: Schema, numeric: bool) -> Callable[[Any], Any]:
+    """A function from a value of `schema` to what orjson writes for it."""
+    name = schema.name
+    if name == Decimal.LOGICAL_NAME:
+        if numeric:
+            return lambda v: None if v is None else orjson.Fragment(str(v))
+        return lambda v: None if v is None else base64.b64encode(
+            Decimal.from_logical(schema, v)).decode()
+    for logical in (Date, Time, Timestamp):
+        if name == logical.LOGICAL_NAME:
+            return lambda v, lt=logical: None if v is None else lt.from_logical(schema, v)
+    t = schema.type
+    if t is Type.BYTES:
+        return lambda v: None if v is None else base64.b64encode(bytes(v)).decode()
+    if t is Type.STRUCT:
+        names = [f.name for f in schema.fields]
+        subs = [_plainer(f.schema, numeric) for f in schema.fields]
+        if all(s is _identity for s in subs):
+            return lambda v: None if v is None else dict(zip(names, v._values, strict=True))
+        return lambda v: None if v is None else {
+            n: s(x) for n, s, x in zip(names, subs, v._values, strict=True)}
+    if t is Type.ARRAY:
+        assert schema.value_schema is not None
+        sub = _plainer(schema.value_schema, numeric)
+        if sub is _identity:
+            return _identity
+        return lambda v: None if v is None else [sub(x) for x in v]
+    if t is Type.MAP:
+        assert schema.value_schema is not None
+        sub = _plainer(schema.value_schema, numeric)
+        if sub is _identity:
+            return _identity
+        return lambda v: None if v is None else {k: sub(x) for k, x in v.items()}
+    return _identity
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+class _LinesWriter(FileWriter):
+    def __init__(
+        self, sink: Sink, encode: Callable[[Sequence[Any]], bytes], gzip_level: int | None
+    ) -> None:
+        self._out: Sink | _Gzip = sink if gzip_level is None else _Gzip(sink, gzip_level)
+        self._encode = encode
+
+    def write(self, values: Sequence[Any]) -> None:
+        self._out.write(self._encode(values))
+
+    def finish(self) -> None:
+        if isinstance(self._out, _Gzip):
+            self._out.finish()
+
+
+def _gunzip(data: bytes) -> bytes:
+    if data[:2] == b"\x1f\x8b":
+        return zlib.decompress(data, 47)
+    return data
+
+
+class JsonFormat(Format):
+    def __init__(self, *, gzip: bool, level: int, numeric_decimals: bool) -> None:
+        self._gzip = gzip
+        self._level = level
+        self._numeric = numeric_decimals
+        self._plainers: dict[int, tuple[Schema, Callable[[Any], Any]]] = {}
+
+    @property
+    def extension(self) -> str:
+        return ".json.gz" if self._gzip else ".json"
+
+    def _encoder(self, schema: Schema | None) -> Callable[[Sequence[Any]], bytes]:
+        dumps = orjson.dumps
+        if schema is None:
+            default = _default
+
+            def encode_schemaless(values: Sequence[Any]) -> bytes:
+                return b"".join([dumps(v, default=default, option=_APPEND_NL) for v in values])
+
+            return encode_schemaless
+        cached = self._plainers.get(id(schema))
+        if cached is None or cached[0] is not schema:
+            cached = self._plainers[id(schema)] = (schema, _plainer(schema, self._numeric))
+        plain = cached[1]
+        if plain is _identity:
+            return lambda values: b"".join(
+                [dumps(v, default=_default, option=_APPEND_NL) for v in values])
+        return lambda values: b"".join(
+            [dumps(plain(v), default=_default, option=_APPEND_NL) for v in values])
+
+    def writer(self, sink: Sink, schema: Schema | None) -> FileWriter:
+        return _LinesWriter(sink, self._encoder(schema), self._level if self._gzip else None)
+
+    def read(self, data: bytes) -> tuple[Schema | None, list[Any]]:
+        lines = _gunzip(data).split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()
+        try:
+            return None, list(map(orjson.loads, lines))
+        except orjson.JSONDecodeError as exc:
+            raise DataError(f"not JSON lines: {exc}") from None
+
+
+class ByteArrayFormat(Format):
+    def __init__(self, *, gzip: bool, level: int, extension: str, separator: bytes) -> None:
+        self._gzip = gzip
+        self._level = level
+        self._ext = extension
+        self._sep = separator
+
+    @property
+    def extension(self) -> str:
+        return self._ext + ".gz" if self._gzip else self._ext
+
+    def writer(self, sink: Sink, schema: Schema | None) -> FileWriter:
+        sep = self._sep
+
+        def encode(values: Sequence[Any]) -> bytes:
+            try:
+                return sep.join(values) + sep
+            except TypeError:
+                bad = next(v for v in values if not isinstance(v, (bytes, bytearray)))
+                raise DataError(
+                    f"ByteArrayFormat writes bytes values, not {type(bad).__name__} "
+                    "(use the ByteArrayConverter)"
+                ) from None
+
+        return _LinesWriter(sink, encode, self._level if self._gzip else None)
+
+    def read(self, data: bytes) -> tuple[Schema | None, list[Any]]:
+        from connect.api import OPTIONAL_BYTES_SCHEMA
+
+        parts = _gunzip(data).split(self._sep)
+        if parts and not parts[-1]:
+            parts.pop()
+        return OPTIONAL_BYTES_SCHEMA, parts

@@ -1,0 +1,160 @@
+"""One bucket, reached through boto3: every S3 call the connectors make, retried.
+
+Each call is tried `1 + s3.part.retries` times while it fails transiently
+(unreachable, timed out, 5xx, throttled), sleeping `s3.retry.backoff.ms` before the
+first retry and twice as long before each next one (at most 10 s); then, or at once
+for anything else, it raises the category from `connectors.s3.errors`. boto3's own
+retries are off so that these keys alone decide.
+
+`check_bucket` is what a task runs at start: one HeadBucket that turns a missing
+bucket, refused credentials or an unreachable endpoint into an error whose message
+says which — the task fails with it and the REST status shows it.
+
+Thread safety: a boto3 client may be shared by threads; a Store holds nothing else
+that changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import boto3
+from botocore.config import Config
+
+from connectors.s3.config import StoreSettings
+from connectors.s3.errors import S3StoreError, S3UnavailableError, classify
+
+__all__ = ["ObjectInfo", "Store"]
+
+_log = logging.getLogger("connectors.s3")
+_MAX_BACKOFF_S = 10.0
+T = TypeVar("T")
+
+
+class ObjectInfo:
+    """A listed object: its key, size and ETag."""
+
+    __slots__ = ("etag", "key", "size")
+
+    def __init__(self, key: str, size: int, etag: str) -> None:
+        self.key = key
+        self.size = size
+        self.etag = etag
+
+    def __repr__(self) -> str:
+        return f"ObjectInfo({self.key!r}, {self.size})"
+
+
+class Store:
+    """The bucket of a connector's config (see the module docstring)."""
+
+    def __init__(self, settings: StoreSettings, *, sleep: Callable[[float], Any] = time.sleep):
+        self.settings = settings
+        self.bucket = settings.bucket
+        self.endpoint = settings.url or f"https://s3.{settings.region}.amazonaws.com"
+        self._sleep = sleep
+        session = boto3.session.Session(
+            aws_access_key_id=settings.access_key_id or None,
+            aws_secret_access_key=settings.secret_access_key.value or None,
+            region_name=settings.region,
+        )
+        self.client = session.client(
+            "s3",
+            endpoint_url=settings.url,
+            config=Config(
+                retries={"max_attempts": 1, "mode": "standard"},
+                connect_timeout=settings.connect_timeout_ms / 1000,
+                read_timeout=settings.read_timeout_ms / 1000,
+                s3={"addressing_style": "path" if settings.path_style else "auto"},
+                max_pool_connections=16,
+                # Checksums only where S3 demands one: the body is signed (SigV4) over
+                # http, and a CRC per part on top costs CPU for nothing.
+                request_checksum_calculation="when_required",
+                response_checksum_validation="when_required",
+            ),
+        )
+
+    # ------------------------------------------------------------------ retries
+
+    def call(self, operation: str, fn: Callable[[], T], *, key: str | None = None) -> T:
+        """`fn()` with the retries of the module docstring."""
+        attempts = 1 + self.settings.part_retries
+        backoff = self.settings.retry_backoff_ms / 1000
+        for attempt in range(attempts):
+            try:
+                return fn()
+            except Exception as exc:  # botocore raises many unrelated types
+                error = classify(
+                    exc, operation, endpoint=self.endpoint, bucket=self.bucket, key=key
+                )
+                if not isinstance(error, S3UnavailableError) or attempt == attempts - 1:
+                    raise error from exc
+                delay = min(_MAX_BACKOFF_S, backoff * (2**attempt))
+                _log.warning("%s; retry %d of %d in %.1f s", error, attempt + 1,
+                             attempts - 1, delay)
+                self._sleep(delay)
+        raise AssertionError("unreachable")
+
+    # ----------------------------------------------------------------- the calls
+
+    def check_bucket(self) -> None:
+        """Raise the S3StoreError that says why the bucket cannot be used."""
+        self.call("HeadBucket", lambda: self.client.head_bucket(Bucket=self.bucket))
+
+    def put(self, key: str, body: bytes | bytearray | memoryview) -> None:
+        self.call("PutObject", lambda: self.client.put_object(
+            Bucket=self.bucket, Key=key, Body=bytes(body) if not isinstance(body, bytes)
+            else body), key=key)
+
+    def create_multipart(self, key: str) -> str:
+        response = self.call("CreateMultipartUpload", lambda: self.client.create_multipart_upload(
+            Bucket=self.bucket, Key=key), key=key)
+        return str(response["UploadId"])
+
+    def upload_part(self, key: str, upload_id: str, number: int, body: bytes) -> str:
+        response = self.call("UploadPart", lambda: self.client.upload_part(
+            Bucket=self.bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body),
+            key=key)
+        return str(response["ETag"])
+
+    def complete_multipart(self, key: str, upload_id: str, etags: list[str]) -> None:
+        parts = [{"ETag": etag, "PartNumber": i + 1} for i, etag in enumerate(etags)]
+        self.call("CompleteMultipartUpload", lambda: self.client.complete_multipart_upload(
+            Bucket=self.bucket, Key=key, UploadId=upload_id,
+            MultipartUpload={"Parts": parts}), key=key)
+
+    def abort_multipart(self, key: str, upload_id: str) -> None:
+        """Best effort: an upload left behind is invisible and costs only storage."""
+        try:
+            self.call("AbortMultipartUpload", lambda: self.client.abort_multipart_upload(
+                Bucket=self.bucket, Key=key, UploadId=upload_id), key=key)
+        except S3StoreError as exc:
+            _log.info("could not abort the upload of %s: %s", key, exc)
+
+    def get(self, key: str) -> bytes:
+        def fetch() -> bytes:
+            response = self.client.get_object(Bucket=self.bucket, Key=key)
+            return bytes(response["Body"].read())
+
+        return self.call("GetObject", fetch, key=key)
+
+    def list(self, prefix: str, *, start_after: str = "") -> Iterator[ObjectInfo]:
+        """Every object under `prefix`, in key order, page by page (each page retried)."""
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+            if token:
+                kwargs["ContinuationToken"] = token
+            elif start_after:
+                kwargs["StartAfter"] = start_after
+            page = self.call("ListObjectsV2", lambda kw=kwargs: self.client.list_objects_v2(**kw),
+                             key=prefix)
+            for item in page.get("Contents", ()):
+                yield ObjectInfo(item["Key"], int(item.get("Size", 0)),
+                                 str(item.get("ETag", "")).strip('"'))
+            if not page.get("IsTruncated"):
+                return
+            token = page.get("NextContinuationToken")

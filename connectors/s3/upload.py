@@ -1,0 +1,81 @@
+"""One object being written: bytes stream in, the object appears only when complete.
+
+Protocol (a crash at any step leaves no partial object visible):
+1. `write(data)` appends to a buffer; each whole `s3.part.size` bytes of it is sent as
+   the next part of a multipart upload (created on the first part), so memory stays
+   at about one part per open object.
+2. `complete()`: an object that never reached a part is sent whole with one
+   PutObject; otherwise the rest goes as the last part and CompleteMultipartUpload
+   makes the object visible, atomically, under its final key.
+3. `abort()` drops the buffer and aborts the multipart upload (best effort: an upload
+   that is never completed stays invisible).
+
+A failed call (after the store's retries) raises; the writer then aborts and starts
+the object over from the log, so an ObjectUpload is never retried half way.
+"""
+
+from __future__ import annotations
+
+from connectors.s3.store import Store
+
+__all__ = ["ObjectUpload"]
+
+
+class ObjectUpload:
+    """See the module docstring."""
+
+    __slots__ = ("_buffer", "_etags", "_part_size", "_store", "_upload_id", "key", "size")
+
+    def __init__(self, store: Store, key: str, part_size: int) -> None:
+        self._store = store
+        self.key = key
+        self._part_size = part_size
+        self._buffer = bytearray()
+        self._upload_id: str | None = None
+        self._etags: list[str] = []
+        self.size = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        # Step 1
+        self._buffer += data
+        self.size += len(data)
+        if len(self._buffer) >= self._part_size:
+            self._send_parts()
+
+    def _send_parts(self) -> None:
+        """Send every whole part in the buffer; keep the rest."""
+        size = self._part_size
+        buffer = self._buffer
+        whole = len(buffer) - len(buffer) % size
+        for start in range(0, whole, size):
+            self._send(bytes(buffer[start : start + size]))
+        del buffer[:whole]
+
+    def _send(self, body: bytes) -> None:
+        if self._upload_id is None:
+            self._upload_id = self._store.create_multipart(self.key)
+        self._etags.append(
+            self._store.upload_part(self.key, self._upload_id, len(self._etags) + 1, body)
+        )
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held in memory (less than a part)."""
+        return len(self._buffer)
+
+    def complete(self) -> None:
+        # Step 2
+        if self._upload_id is None:
+            self._store.put(self.key, self._buffer)
+        else:
+            if self._buffer:
+                self._send(bytes(self._buffer))
+            self._store.complete_multipart(self.key, self._upload_id, self._etags)
+        self._buffer = bytearray()
+
+    def abort(self) -> None:
+        # Step 3
+        self._buffer = bytearray()
+        if self._upload_id is not None:
+            upload_id, self._upload_id = self._upload_id, None
+            self._store.abort_multipart(self.key, upload_id)
