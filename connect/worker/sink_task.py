@@ -31,6 +31,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from connect.api import (
+    ConnectError,
     Converter,
     ErrantRecordReporter,
     HeaderConverter,
@@ -62,13 +63,22 @@ class _Reporter(ErrantRecordReporter):
         self._owner = owner
 
     def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        """Logs and dead-letters the record; a failure to do so is the future's. With
+        errors.tolerance=none it then raises here, in the task's put(), as Kafka's
+        reporter does, so the task fails."""
         future: Future[None] = Future()
         try:
             self._owner.report_errant(record, error)
             future.set_result(None)
+        except _ToleranceExceeded:
+            raise
         except BaseException as exc:
             future.set_exception(exc)
         return future
+
+
+class _ToleranceExceeded(ConnectError):
+    """An errant record was reported while errors.tolerance is none."""
 
 
 class _Context(SinkTaskContext):
@@ -436,6 +446,12 @@ class WorkerSinkTask(WorkerTask):
             )
         if self._dlq is not None:
             self._dlq(ctx)
+        if not self._errors.policy.tolerate_all:
+            # as Kafka's reporter: reported (logged, dead-lettered), then the task fails
+            raise _ToleranceExceeded(
+                f"Tolerance exceeded in error handler: errant record at "
+                f"{ctx.topic}-{ctx.partition}@{ctx.offset} with errors.tolerance=none"
+            ) from error
 
     # ---------------------------------------------------------------- commit
 

@@ -264,3 +264,41 @@ def test_password_values_are_never_echoed_or_logged(start_herder, caplog) -> Non
     herder.patch_connector_config("sec", {"connection.password": "${env:DB_PASSWORD}"})
     assert herder.connector_config("sec")["connection.password"] == "${env:DB_PASSWORD}"
     assert secret not in caplog.text
+
+
+@pytest.mark.parametrize("tolerance", ["all", "none"])
+def test_errant_records_reach_the_dead_letter_topic_and_tolerance_decides(
+    start_herder, tolerance: str
+) -> None:
+    """As Kafka's ErrantRecordReporter: a reported record is dead-lettered; with
+    errors.tolerance=none the task then fails, with all it goes on."""
+    from tests.connect.plugins_for_tests import ListSink
+
+    ListSink.RECEIVED.clear()
+    ListSink.FAIL_ON = {"b"}
+    try:
+        herder = start_herder(**{"task.isolation": "thread"})
+        herder.log.create_topic("in", 1)
+        herder.log.append("in", 0, [b"a", b"b", b"c"])
+        herder.put_connector_config(
+            "sink",
+            {
+                "connector.class": "tests.connect.plugins_for_tests.ListSink",
+                "topics": "in",
+                "errors.tolerance": tolerance,
+                "errors.deadletterqueue.topic.name": "dlq",
+            },
+            allow_replace=False,
+        )
+        wait_until(lambda: "dlq" in herder.log.list_topics() and herder.log.latest_offset("dlq", 0))
+        assert [r.value for r in herder.log.read("dlq", 0, 0)] == [b"b"]
+        if tolerance == "all":
+            wait_until(lambda: [r.value for r in ListSink.RECEIVED] == ["a", "c"])
+            assert herder.connector_status("sink").tasks[0].state == "RUNNING"
+        else:
+            wait_until(lambda: herder.connector_status("sink").tasks[0].state == "FAILED")
+            trace = herder.connector_status("sink").tasks[0].trace or ""
+            assert "Tolerance exceeded" in trace and "in-0@1" in trace
+            assert [r.value for r in ListSink.RECEIVED] == ["a"]
+    finally:
+        ListSink.FAIL_ON = set()
