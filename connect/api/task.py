@@ -7,7 +7,9 @@ SourceTask lifecycle (one thread per task):
    stopped). Raising RetriableError makes the runtime call `poll()` again after a
    backoff; any other error fails the task.
 4. `commit_record(record, metadata)` for each record once it is durable in the log
-   (metadata None: a transform dropped it), then `commit()` after each offset flush;
+   (metadata None: a transform dropped it) — or, for a task that overrides it,
+   `commit_records(records, metadata)` once per appended batch — then `commit()`
+   after each offset flush;
 5. `stop()` — called from another thread; make `poll()` return soon.
 
 SinkTask lifecycle (one thread per task; every call on that thread but `stop`):
@@ -89,6 +91,18 @@ class SourceTask(Task):
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
         """`record` is durable in the log at `metadata` (default: nothing to do)."""
+
+    def commit_records(
+        self, records: Sequence[SourceRecord], metadata: Sequence[RecordMetadata | None]
+    ) -> None:
+        """`records`, in the order polled, are durable in the log at `metadata` (None
+        where a transform dropped one). The runtime calls this once per appended batch
+        instead of `commit_record` per record when a task overrides it: a task that
+        emits hundreds of thousands of records a second and needs only, say, the
+        newest position saves a call and a metadata object per record (`metadata` is
+        built on access). Default: `commit_record` for each."""
+        for record, meta in zip(records, metadata, strict=True):
+            self.commit_record(record, meta)
 
 
 class ErrantRecordReporter(ABC):

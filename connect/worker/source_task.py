@@ -23,8 +23,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, overload
 
 from connect.api import (
     Converter,
@@ -74,6 +74,28 @@ class _Context(SourceTaskContext):
         return self._reader
 
 
+class _Landed(Sequence[RecordMetadata]):
+    """The RecordMetadata of an appended batch, made when read (`commit_records`)."""
+
+    def __init__(
+        self, topic: str, partition: int, offsets: Sequence[int], timestamps: Sequence[int]
+    ) -> None:
+        self._topic, self._partition = topic, partition
+        self._offsets, self._timestamps = offsets, timestamps
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    @overload
+    def __getitem__(self, i: int) -> RecordMetadata: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[RecordMetadata]: ...
+    def __getitem__(self, i: int | slice) -> RecordMetadata | list[RecordMetadata]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return RecordMetadata(self._topic, self._partition, self._offsets[i], self._timestamps[i])
+
+
 class WorkerSourceTask(WorkerTask):
     def __init__(
         self,
@@ -114,7 +136,10 @@ class WorkerSourceTask(WorkerTask):
         self._known_topics: dict[str, int] = {}
         self._keys = KeyPartitioner()
         self._round_robin = 0
-        self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
+        self._wants_commit_record = (
+            type(plugin).commit_record is not SourceTask.commit_record
+            or type(plugin).commit_records is not SourceTask.commit_records
+        )
         self.records_polled = 0
         self.records_written = 0
 
@@ -179,9 +204,8 @@ class WorkerSourceTask(WorkerTask):
             self._send_topic(topic, [kept[i] for i in indexes], [originals[i] for i in indexes])
         # Step 5
         self._remember_offsets(records)
-        if self._wants_commit_record:
-            for rec in dropped:
-                self.plugin.commit_record(rec, None)
+        if self._wants_commit_record and dropped:
+            self.plugin.commit_records(dropped, [None] * len(dropped))
 
     def _convert(
         self, topic: str, recs: list[SourceRecord]
@@ -308,10 +332,10 @@ class WorkerSourceTask(WorkerTask):
         self._written.add((topic, p))
         self.records_written += len(items)
         if self._wants_commit_record:
-            now = int(time.time() * 1000)
-            for i, (it, offset) in enumerate(zip(items, offsets, strict=True)):
-                ts = timestamps[i] if timestamps else now
-                self.plugin.commit_record(originals[it[0]], RecordMetadata(topic, p, offset, ts))
+            stamps = timestamps or [int(time.time() * 1000)] * len(items)
+            self.plugin.commit_records(
+                [originals[it[0]] for it in items], _Landed(topic, p, offsets, stamps)
+            )
 
     def _remember_offsets(self, records: list[SourceRecord]) -> None:
         last_partition: object = None

@@ -51,7 +51,7 @@ import re
 import select
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg2
@@ -561,6 +561,17 @@ class PostgresCdcSourceTask(SourceTask):
             lsn = offset.get("lsn_commit")
             if lsn is not None and lsn > self._durable_lsn:
                 self._durable_lsn = lsn
+
+    def commit_records(
+        self, records: Sequence[SourceRecord], metadata: Sequence[RecordMetadata | None]
+    ) -> None:
+        """Only the newest `lsn_commit` matters, and positions only grow in poll order:
+        the last record that carries one has it (no metadata is read)."""
+        for record in reversed(records):
+            offset = record.source_offset
+            if offset is not None and offset.get("lsn_commit") is not None:
+                self.commit_record(record, None)
+                return
 
     def commit(self) -> None:
         """The runtime wrote the offsets: let the server recycle WAL up to them."""

@@ -159,3 +159,61 @@ class SecretSourceTask(SourceTask):
 
     def stop(self) -> None:
         self._stopped.set()
+
+
+class CommitTrackingSource(SourceConnector):
+    """Emits `count` records ("a0", "b1", "a2", … to topics `a` and `b`) once; its task
+    keeps every `commit_record` call in COMMITTED (tests read it)."""
+
+    COMMITTED: list[tuple[str, Any]] = []
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define("count", ConfigType.INT, 10)
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type:
+        return CommitTrackingSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        return None
+
+
+class CommitTrackingSourceTask(SourceTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        self.count = int(props.get("count", "10"))
+        self.sent = False
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.sent:
+            threading.Event().wait(0.05)
+            return None
+        self.sent = True
+        return [
+            SourceRecord(topic="ab"[i % 2], value=f"{'ab'[i % 2]}{i}", source_offset={"i": i})
+            for i in range(self.count)
+        ]
+
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        CommitTrackingSource.COMMITTED.append((record.value, metadata))
+
+    def stop(self) -> None:
+        return None
+
+
+class BatchCommitTrackingSource(CommitTrackingSource):
+    """The same, its task overriding `commit_records`: one entry per call."""
+
+    BATCHES: list[tuple[list[Any], list[Any]]] = []
+
+    def task_class(self) -> type:
+        return BatchCommitTrackingSourceTask
+
+
+class BatchCommitTrackingSourceTask(CommitTrackingSourceTask):
+    def commit_records(self, records: Sequence[SourceRecord], metadata: Sequence[Any]) -> None:
+        BatchCommitTrackingSource.BATCHES.append(([r.value for r in records], list(metadata)))
