@@ -77,6 +77,8 @@ def committed(log: FileLog, connector: str, topic: str, partition: int = 0) -> i
 
 def read_values(log: FileLog, topic: str, partition: int = 0) -> list[bytes | None]:
     out: list[bytes | None] = []
+    if topic not in log.list_topics():
+        return out
     offset = 0
     while True:
         batch = log.read(topic, partition, offset)
