@@ -134,8 +134,73 @@ def _plan(schema_json: bytes) -> _Plan:
     return _Plan(pa.schema(read), pa.schema(final), tuple(fixes))
 
 
+_B64 = np.full(256, 255, dtype=np.uint8)
+_B64[
+    np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
+] = np.arange(64, dtype=np.uint8)
+_B64[ord("=")] = 0
+
+
+def _unscaled_int64(column: pa.StringArray) -> np.ndarray | None:
+    """The base64 two's-complement big-endian integers of a string column as int64,
+    decoded with numpy (a few array operations per distinct length, not a Python call
+    per value); None when some value is not such a number or needs more than 8 bytes."""
+    n = len(column)
+    offsets = np.frombuffer(column.buffers()[1], np.int32)[column.offset : column.offset + n + 1]
+    chars = np.frombuffer(column.buffers()[2], np.uint8)
+    lengths = np.diff(offsets)
+    out = np.zeros(n, dtype=np.int64)
+    if column.null_count:
+        valid = np.asarray(column.is_valid().to_pylist(), dtype=bool)
+    else:
+        valid = np.ones(n, dtype=bool)
+    for length in np.unique(lengths[valid]).tolist():
+        if length == 0 or length % 4 or length > 12:
+            return None
+        rows = np.nonzero(valid & (lengths == length))[0]
+        text = chars[offsets[rows][:, None] + np.arange(length)]
+        sextets = _B64[text]
+        if (sextets == 255).any():
+            return None
+        pad = (text[:, -1] == ord("=")).astype(np.int64) + (text[:, -2] == ord("="))
+        quads = sextets.reshape(len(rows), -1, 4).astype(np.int64)
+        triples = (
+            (quads[..., 0] << 18) | (quads[..., 1] << 12) | (quads[..., 2] << 6) | quads[..., 3]
+        )
+        raw = np.stack([(triples >> 16) & 255, (triples >> 8) & 255, triples & 255], axis=-1)
+        raw = raw.reshape(len(rows), -1)  # the decoded bytes, padding bytes included
+        nbytes = raw.shape[1] - pad
+        if (nbytes > 8).any() or (nbytes < 1).any():
+            return None
+        value = np.zeros(len(rows), dtype=np.int64)
+        for j in range(raw.shape[1]):
+            inside = j < nbytes
+            value = np.where(inside, (value << 8) | raw[:, j], value)
+        # Sign-extend from each row's byte count: the wrap-around of int64 shifts is
+        # exactly two's complement for values of up to 8 bytes.
+        shift = (64 - 8 * nbytes).astype(np.int64)
+        out[rows] = (value << shift) >> shift
+    return out
+
+
 def _decimal_column(column: pa.Array, typ: pa.Decimal128Type) -> pa.Array:
-    """A base64 (two's-complement unscaled bytes) or numeric-string column as decimals."""
+    """A base64 (JsonConverter's BASE64 format: two's-complement unscaled bytes) or
+    numeric-string column as decimals."""
+    unscaled = _unscaled_int64(column) if len(column) else None
+    if unscaled is not None:
+        words = np.empty((len(unscaled), 2), dtype=np.int64)
+        words[:, 0] = unscaled
+        words[:, 1] = unscaled >> 63  # the high word of the 128-bit integer
+        validity = column.buffers()[0] if column.null_count and column.offset == 0 else None
+        if column.null_count and validity is None:
+            unscaled = None
+        else:
+            return pa.Array.from_buffers(
+                typ,
+                len(unscaled),
+                [validity, pa.py_buffer(words.tobytes())],
+                null_count=column.null_count,
+            )
     values = column.to_pylist()
     scale = typ.scale
     out: list[decimal.Decimal | None] = []
