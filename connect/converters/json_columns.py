@@ -221,11 +221,11 @@ def _dates(column: list[Any], types: set[type], one: Callable[[Any], Any]) -> li
 
 
 def _struct(schema: Schema, numeric: bool, replace_null: bool) -> _Inner:
-    texts = _struct_texts(schema, numeric, replace_null)
+    writer = _StructWriter(schema, numeric, replace_null)
     fragment = orjson.Fragment
 
     def structs(column: list[Any], types: set[type], one: Callable[[Any], Any]) -> list[Any]:
-        return list(map(fragment, texts(column, types, one)))
+        return list(map(fragment, writer.write(column)))
 
     return structs
 
@@ -254,61 +254,122 @@ def compile_batch_writer(
     schema: Schema, *, numeric_decimals: bool = False, replace_null: bool = True
 ) -> BatchWriter:
     """The JSON texts of a column of values of `schema` (see the module docstring)."""
-    if schema.type is not Type.STRUCT:
-        encode = compile_batch_encoder(
-            schema, numeric_decimals=numeric_decimals, replace_null=replace_null
-        )
-        return lambda column: dump_column(encode(column))
-    one = compile_encoder(schema, numeric_decimals=numeric_decimals, replace_null=replace_null)
-    nullable, null_out = _null_rule(schema, one, replace_null)
-    inner = _struct_texts(schema, numeric_decimals, replace_null)
-    null_text = orjson.dumps(null_out)
-
-    def write(column: list[Any]) -> list[bytes]:
-        return _spread(column, inner, one, nullable, null_text)
-
-    return write
+    if schema.type is Type.STRUCT:
+        return _StructWriter(schema, numeric_decimals, replace_null).write
+    encode = compile_batch_encoder(
+        schema, numeric_decimals=numeric_decimals, replace_null=replace_null
+    )
+    return lambda column: dump_column(encode(column))
 
 
-def _struct_texts(schema: Schema, numeric: bool, replace_null: bool) -> _Inner:
-    fields = [
-        compile_batch_writer(f.schema, numeric_decimals=numeric, replace_null=replace_null)
-        for f in schema.fields
-    ]
-    width = len(fields)
-    heads = [
-        (b"{" if i == 0 else b",") + orjson.dumps(f.name) + b":"
-        for i, f in enumerate(schema.fields)
-    ]
-    stride = 2 * width + 1
-    schema_id = id(schema)
+#: A column's texts in pieces: each piece is one bytes shared by every row, or a list
+#: of one bytes per row; a row's text is its pieces joined.
+_Pieces = list[bytes | list[bytes]]
 
-    def texts(column: list[Any], types: set[type], one: Callable[[Any], Any]) -> list[bytes]:
+
+def _same_object(column: list[Any]) -> bool:
+    """Whether every entry is one object (a CDC batch's `op`, `ts_ms`, `source`)."""
+    first = column[0]
+    return first is column[-1] and len(set(map(id, column))) == 1
+
+
+class _StructWriter:
+    """The JSON texts of a column of structs. Nested structs are flattened into one
+    list of pieces, so a row's text is made by one join however deep it nests, and a
+    field holding one object in every row is written once, as a constant piece merged
+    with its neighbours."""
+
+    def __init__(self, schema: Schema, numeric: bool, replace_null: bool) -> None:
+        self.schema = schema
+        self.one = compile_encoder(schema, numeric_decimals=numeric, replace_null=replace_null)
+        self.nullable, null_out = _null_rule(schema, self.one, replace_null)
+        self.null_text = orjson.dumps(null_out)
+        self.fields: list[tuple[bytes, _StructWriter | BatchWriter]] = [
+            (
+                (b"{" if i == 0 else b",") + orjson.dumps(f.name) + b":",
+                _StructWriter(f.schema, numeric, replace_null)
+                if f.schema.type is Type.STRUCT
+                else compile_batch_writer(
+                    f.schema, numeric_decimals=numeric, replace_null=replace_null
+                ),
+            )
+            for i, f in enumerate(schema.fields)
+        ]
+
+    def write(self, column: list[Any]) -> list[bytes]:
+        return _assemble(self.pieces(column), len(column))
+
+    def pieces(self, column: list[Any]) -> _Pieces:
+        types = set(map(type, column))
+        if _NONE not in types:
+            return self._present(column, types)
+        if not self.nullable:
+            raise Fallback
+        if types == {_NONE}:
+            return [self.null_text]
+        present = [v for v in column if v is not None]
+        texts = iter(_assemble(self._present(present, types - {_NONE}), len(present)))
+        return [[self.null_text if v is None else next(texts) for v in column]]
+
+    def _present(self, column: list[Any], types: set[type]) -> _Pieces:
+        schema, one = self.schema, self.one
         if types != {Struct}:
-            return dump_column(_each(column, types, one))  # subclasses
+            return [dump_column(_each(column, types, one))]  # subclasses
         schemas = list(map(_get_schema, column))
-        if set(map(id, schemas)) != {schema_id}:
+        if set(map(id, schemas)) != {id(schema)}:
             distinct = dict(zip(map(id, schemas), schemas, strict=True)).values()
             if not all(s == schema for s in distinct):
-                return dump_column(_each(column, types, one))  # which raises the mismatch
+                return [dump_column(_each(column, types, one))]  # which raises the mismatch
         n = len(column)
-        if width == 0:
-            return [b"{}"] * n
+        if not self.fields:
+            return [b"{}"]
         if n > 8 and len(set(map(id, column[:8]))) <= 2:
-            # structs shared across the batch: each distinct one is written once
+            # a few structs shared across the batch: each distinct one written once
             ids = list(map(id, column))
             unique = dict(zip(ids, column, strict=True))
-            once = dict(zip(unique, texts(list(unique.values()), types, one), strict=True))
-            return list(map(once.__getitem__, ids))
+            texts = self.write(list(unique.values()))
+            if len(texts) == 1:
+                return [texts[0]]
+            once = dict(zip(unique, texts, strict=True))
+            return [list(map(once.__getitem__, ids))]
         rows = list(map(_get_values, column))
-        if set(map(len, rows)) != {width}:
+        if set(map(len, rows)) != {len(self.fields)}:
             raise Fallback
-        flat: list[bytes] = [b"}" + _SEP] * (n * stride)
-        for i, (write, values) in enumerate(zip(fields, zip(*rows, strict=True), strict=True)):
-            flat[2 * i :: stride] = [heads[i]] * n
-            flat[2 * i + 1 :: stride] = write(list(values))
-        out = b"".join(flat).split(_SEP)
-        out.pop()  # after the last separator
+        out: _Pieces = []
+        for (head, field), values in zip(self.fields, zip(*rows, strict=True), strict=True):
+            out.append(head)
+            part = list(values)
+            if n > 1 and _same_object(part):
+                part = part[:1]
+                written = field.write(part) if isinstance(field, _StructWriter) else field(part)
+                out.append(written[0])
+            elif isinstance(field, _StructWriter):
+                out.extend(field.pieces(part))
+            else:
+                out.append(field(part))
+        out.append(b"}")
         return out
 
-    return texts
+
+def _assemble(pieces: _Pieces, n: int) -> list[bytes]:
+    """The `n` row texts of `pieces`: neighbouring constants merged, then every row's
+    pieces and a separator in one flat list, one join, one split."""
+    merged: _Pieces = []
+    for piece in pieces:
+        if type(piece) is bytes and merged and type(merged[-1]) is bytes:
+            merged[-1] = merged[-1] + piece  # type: ignore[operator]
+        else:
+            merged.append(piece)
+    if len(merged) == 1 and type(merged[0]) is bytes:
+        return [merged[0]] * n  # type: ignore[list-item]
+    if type(merged[-1]) is bytes:
+        merged[-1] = merged[-1] + _SEP  # type: ignore[operator]
+    else:
+        merged.append(_SEP)
+    stride = len(merged)
+    flat: list[Any] = [None] * (n * stride)
+    for k, piece in enumerate(merged):
+        flat[k::stride] = [piece] * n if type(piece) is bytes else piece
+    out = b"".join(flat).split(_SEP)
+    out.pop()  # after the last separator
+    return out
