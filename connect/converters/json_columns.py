@@ -315,8 +315,8 @@ class _StructWriter:
         schema, one = self.schema, self.one
         if types != {Struct}:
             return [dump_column(_each(column, types, one))]  # subclasses
-        schemas = list(map(_get_schema, column))
-        if set(map(id, schemas)) != {id(schema)}:
+        if set(map(id, map(_get_schema, column))) != {id(schema)}:
+            schemas = list(map(_get_schema, column))
             distinct = dict(zip(map(id, schemas), schemas, strict=True)).values()
             if not all(s == schema for s in distinct):
                 return [dump_column(_each(column, types, one))]  # which raises the mismatch

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
@@ -72,6 +73,14 @@ class _Context(SourceTaskContext):
     @property
     def offset_storage_reader(self) -> OffsetStorageReader:
         return self._reader
+
+
+_KEY = operator.attrgetter("key")
+_KEY_SCHEMA = operator.attrgetter("key_schema")
+_VALUE = operator.attrgetter("value")
+_VALUE_SCHEMA = operator.attrgetter("value_schema")
+_HEADERS = operator.attrgetter("headers")
+_SOURCE_PARTITION = operator.attrgetter("source_partition")
 
 
 class _Landed(Sequence[RecordMetadata]):
@@ -212,17 +221,20 @@ class WorkerSourceTask(WorkerTask):
     ) -> list[tuple[int, bytes | None, bytes | None, list]]:
         """(index, key bytes, value bytes, headers) of the records that converted."""
         try:
-            key_values = [r.key for r in recs]
-            key_schemas = [r.key_schema for r in recs]
+            key_values = list(map(_KEY, recs))
+            key_schemas = list(map(_KEY_SCHEMA, recs))
             n = len(recs)
             if key_values.count(None) == n and key_schemas.count(None) == n:
                 keys: list[bytes | None] = key_values  # no keys: skip the converter
             else:
                 keys = self._key_converter.from_connect_batch(topic, key_schemas, key_values)
             values = self._value_converter.from_connect_batch(
-                topic, [r.value_schema for r in recs], [r.value for r in recs]
+                topic, list(map(_VALUE_SCHEMA, recs)), list(map(_VALUE, recs))
             )
-            headers = [self._headers(topic, r) if r.headers else () for r in recs]
+            if any(map(_HEADERS, recs)):
+                headers = [self._headers(topic, r) if r.headers else () for r in recs]
+            else:
+                headers = [()] * n  # the usual: no record has headers
             return list(zip(range(n), keys, values, headers, strict=True))
         except Exception:
             return self._convert_one_by_one(topic, recs)
@@ -338,9 +350,15 @@ class WorkerSourceTask(WorkerTask):
             )
 
     def _remember_offsets(self, records: list[SourceRecord]) -> None:
+        pending = self._pending
+        partitions = list(map(_SOURCE_PARTITION, records))
+        first = partitions[0] if partitions else None
+        if first is not None and len(set(map(id, partitions))) == 1:
+            # one partition dict for the whole batch (most sources): its last offset
+            pending[partition_key(self.connector, first)] = (first, records[-1].source_offset)
+            return
         last_partition: object = None
         key = b""
-        pending = self._pending
         for rec in records:
             partition = rec.source_partition
             if partition is None:
