@@ -81,6 +81,9 @@ _VALUE = operator.attrgetter("value")
 _VALUE_SCHEMA = operator.attrgetter("value_schema")
 _HEADERS = operator.attrgetter("headers")
 _SOURCE_PARTITION = operator.attrgetter("source_partition")
+_KAFKA_PARTITION = operator.attrgetter("kafka_partition")
+_TIMESTAMP = operator.attrgetter("timestamp")
+_TOPIC = operator.attrgetter("topic")
 
 
 class _Landed(Sequence[RecordMetadata]):
@@ -206,11 +209,15 @@ class WorkerSourceTask(WorkerTask):
                 else:
                     dropped.append(rec)
         # Steps 3 and 4
-        by_topic: dict[str, list[int]] = {}
-        for i, rec in enumerate(kept):
-            by_topic.setdefault(rec.topic, []).append(i)
-        for topic, indexes in by_topic.items():
-            self._send_topic(topic, [kept[i] for i in indexes], [originals[i] for i in indexes])
+        topics = list(map(_TOPIC, kept))
+        if topics and topics.count(topics[0]) == len(topics):
+            self._send_topic(topics[0], kept, originals)  # one topic: no regrouping
+        else:
+            by_topic: dict[str, list[int]] = {}
+            for i, topic in enumerate(topics):
+                by_topic.setdefault(topic, []).append(i)
+            for topic, indexes in by_topic.items():
+                self._send_topic(topic, [kept[i] for i in indexes], [originals[i] for i in indexes])
         # Step 5
         self._remember_offsets(records)
         if self._wants_commit_record and dropped:
@@ -218,8 +225,9 @@ class WorkerSourceTask(WorkerTask):
 
     def _convert(
         self, topic: str, recs: list[SourceRecord]
-    ) -> list[tuple[int, bytes | None, bytes | None, list]]:
-        """(index, key bytes, value bytes, headers) of the records that converted."""
+    ) -> tuple[list[bytes | None], list[bytes | None], list] | None:
+        """(key bytes, value bytes, headers) of every record, or None when one fails
+        (then `_convert_one_by_one` finds which)."""
         try:
             key_values = list(map(_KEY, recs))
             key_schemas = list(map(_KEY_SCHEMA, recs))
@@ -235,9 +243,9 @@ class WorkerSourceTask(WorkerTask):
                 headers = [self._headers(topic, r) if r.headers else () for r in recs]
             else:
                 headers = [()] * n  # the usual: no record has headers
-            return list(zip(range(n), keys, values, headers, strict=True))
+            return keys, values, headers
         except Exception:
-            return self._convert_one_by_one(topic, recs)
+            return None
 
     def _convert_one_by_one(self, topic: str, recs: list[SourceRecord]) -> list[tuple]:
         out = []
@@ -295,59 +303,71 @@ class WorkerSourceTask(WorkerTask):
     def _send_topic(
         self, topic: str, recs: list[SourceRecord], originals: list[SourceRecord]
     ) -> None:
-        converted = self._convert(topic, recs)
         count = self._partition_count(topic)
         self._round_robin = (self._round_robin + 1) % count
-        partitions = [r.kafka_partition for r in recs]
-        keys = [item[1] for item in converted]
-        if partitions.count(None) == len(recs) and (count == 1 or keys.count(None) == len(keys)):
-            # The common cases (no keys, or one partition, and no partitions chosen by the
-            # source): one batch, no per-record routing or key hashing.
-            groups: dict[int, list[tuple]] = {self._round_robin: converted}
+        partitions = list(map(_KAFKA_PARTITION, recs))
+        columns = self._convert(topic, recs)
+        if columns is not None:
+            keys, values, headers = columns
+            if partitions.count(None) == len(recs) and (
+                count == 1 or keys.count(None) == len(keys)
+            ):
+                # The common cases (no keys, or one partition, and no partitions chosen
+                # by the source): one batch, no per-record routing or key hashing.
+                self._append(topic, self._round_robin, recs, originals, keys, values, headers)
+                return
+            converted = list(zip(range(len(recs)), keys, values, headers, strict=True))
         else:
-            groups = {}
-            for item in converted:
-                p = partitions[item[0]]
-                if p is None:
-                    p = (
-                        self._keys.partition(item[1], count)
-                        if item[1] is not None
-                        else self._round_robin
-                    )
-                groups.setdefault(p, []).append(item)
+            converted = self._convert_one_by_one(topic, recs)
+        groups: dict[int, list[tuple]] = {}
+        for item in converted:
+            p = partitions[item[0]]
+            if p is None:
+                p = (
+                    self._keys.partition(item[1], count)
+                    if item[1] is not None
+                    else self._round_robin
+                )
+            groups.setdefault(p, []).append(item)
         for p, items in groups.items():
-            self._append(topic, p, items, recs, originals)
+            self._append(
+                topic,
+                p,
+                [recs[it[0]] for it in items],
+                [originals[it[0]] for it in items],
+                [it[1] for it in items],
+                [it[2] for it in items],
+                [it[3] for it in items],
+            )
 
     def _append(
         self,
         topic: str,
         p: int,
-        items: list[tuple],
         recs: list[SourceRecord],
         originals: list[SourceRecord],
+        keys: list[bytes | None],
+        values: list[bytes | None],
+        headers: list,
     ) -> None:
-        keys = [it[1] for it in items]
-        stamps = [recs[it[0]].timestamp for it in items]
+        stamps = list(map(_TIMESTAMP, recs))
         timestamps = None
         if stamps.count(None) != len(stamps):
             now = int(time.time() * 1000)
             timestamps = [now if t is None else t for t in stamps]
-        headers = [it[3] for it in items]
         offsets = self._log.append(
             topic,
             p,
-            [it[2] for it in items],
+            values,
             keys=None if keys.count(None) == len(keys) else keys,
             timestamps=timestamps,
             headers=headers if any(headers) else None,
         )
         self._written.add((topic, p))
-        self.records_written += len(items)
+        self.records_written += len(values)
         if self._wants_commit_record:
-            stamps = timestamps or [int(time.time() * 1000)] * len(items)
-            self.plugin.commit_records(
-                [originals[it[0]] for it in items], _Landed(topic, p, offsets, stamps)
-            )
+            stamps = timestamps or [int(time.time() * 1000)] * len(values)
+            self.plugin.commit_records(originals, _Landed(topic, p, offsets, stamps))
 
     def _remember_offsets(self, records: list[SourceRecord]) -> None:
         pending = self._pending
