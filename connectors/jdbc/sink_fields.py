@@ -35,14 +35,16 @@ rebuilds its source table with the same values:
 | ZonedTime                            | timetz(6)         | TIME(6)          | TIME     |
 | VariableScaleDecimal                 | numeric           | DECIMAL(65, 30)  | decimal text |
 | Json                                 | jsonb             | JSON             | TEXT     |
-| Uuid                                 | uuid              | CHAR(36)         | CHAR(36) |
+| Uuid                                 | uuid              | VARCHAR(36)      | VARCHAR(36) |
 | MicroDuration                        | interval          | BIGINT (µs)      | BIGINT   |
 | Interval, Enum                       | text              | TEXT             | TEXT     |
 
 Timestamps without a zone are wall-clock times and are written as they are;
 ZonedTimestamp and ZonedTime are UTC instants (converted to `db.timezone` for columns
-without a zone, which is how MySQL and SQLite keep them). Unlike Debezium's sink, which
-writes a VariableScaleDecimal to a DOUBLE column, ours keeps it exact.
+without a zone, which is how MySQL and SQLite keep them). Two deliberate differences
+from Debezium's sink: a VariableScaleDecimal goes to an exact column, not a DOUBLE that
+would round it; and MySQL gets DATETIME(6), not TIMESTAMP, for a ZonedTimestamp, as
+MySQL's TIMESTAMP ends in 2038 and shifts with the session's zone.
 """
 
 from __future__ import annotations
