@@ -14,8 +14,10 @@ Keys:
   jdbc_sink_upsert_new_rows_per_s: the first pass, into the empty table it creates.
   The clock covers put() only: building the records is the converter's work.
 - snapshot_rows_per_s: PostgresCdcSource's snapshot (snapshot.mode=initial_only) of a
-  N-row, 10-column table into a FileLog through a StandaloneHerder (task in the worker's
-  process, JsonConverter schemas.enable=false): rows over the time from the connector's
+  N-row, 10-column table into a FileLog through a StandaloneHerder (the worker's default
+  task process, JsonConverter schemas.enable=false, the connector's default batch sizes —
+  Debezium's max.batch.size 2048 and snapshot.fetch.size 10240): rows over the time from
+  the connector's
   creation until the last row is in the log; snapshot_peak_rss_mb: the process's peak
   RSS over that run (the bench itself included).
 - cdc_changes_per_s: the stream of a backlog of changes (inserts, updates and deletes in
@@ -223,7 +225,6 @@ def _cdc_config(url: str, **extra: str) -> dict[str, str]:
         "connection.url": url,
         "topic.prefix": "bench",
         "publication.autocreate.mode": "filtered",
-        "max.batch.size": "10000",
         "poll.interval.ms": "100",
         **extra,
     }

@@ -42,7 +42,6 @@ __all__ = ["SnapshotPhase", "TableSnapshot", "parse_copy_text"]
 
 _NO_ESCAPES = {INT2, INT4, INT8, OID, FLOAT4, FLOAT8, 16, 1700, 1082, 1083, 1114, 1184}
 _DONE = object()
-_QUEUE_DEPTH = 4
 
 
 def parse_copy_text(
@@ -118,9 +117,15 @@ class _Sink:
 class TableSnapshot:
     """The rows of one table as of the snapshot, a chunk at a time."""
 
-    def __init__(self, conn: Any, table: Table, *, fetch_rows: int = 10240) -> None:
+    def __init__(
+        self, conn: Any, table: Table, *, fetch_rows: int = 10240, batch_rows: int = 2048
+    ) -> None:
+        """Chunks of `batch_rows` rows (one poll's worth: small enough that a batch's
+        objects stay in the CPU's cache while the runtime makes several passes over
+        them), at most about `fetch_rows` rows read ahead."""
         self.table = table
-        self._queue: queue.Queue = queue.Queue(maxsize=_QUEUE_DEPTH)
+        chunk = max(1, min(batch_rows, fetch_rows))
+        self._queue: queue.Queue = queue.Queue(maxsize=max(2, -(-fetch_rows // chunk)))
         self._stop = threading.Event()
         self._error: BaseException | None = None
         columns = ", ".join(_quote(c) for c in table.columns)
@@ -131,7 +136,7 @@ class TableSnapshot:
         self._escaped = [oid not in _NO_ESCAPES for oid in table.type_oids]
         self._thread = threading.Thread(
             target=self._read,
-            args=(conn, fetch_rows),
+            args=(conn, chunk),
             name=f"snapshot-{table.qualified}",
             daemon=True,
         )
@@ -203,6 +208,7 @@ class SnapshotPhase:
         db: str,
         partition: dict[str, Any],
         fetch_rows: int,
+        batch_rows: int,
         poll_s: float,
     ) -> None:
         with lock:
@@ -225,6 +231,7 @@ class SnapshotPhase:
         self._db = db
         self._partition = partition
         self._fetch_rows = fetch_rows
+        self._batch_rows = batch_rows
         self._poll_s = poll_s
         self.current: TableSnapshot | None = None
         self.pending: SourceRecord | None = None
@@ -244,7 +251,9 @@ class SnapshotPhase:
                 if not self.tables:
                     return self._finish()
                 table = self.tables.pop(0)
-                self.current = TableSnapshot(self.conn, table, fetch_rows=self._fetch_rows)
+                self.current = TableSnapshot(
+                    self.conn, table, fetch_rows=self._fetch_rows, batch_rows=self._batch_rows
+                )
             rows = self.current.next_rows(timeout_s=self._poll_s)
             if rows is None:  # the table is done
                 self.current = None

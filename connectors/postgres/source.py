@@ -86,6 +86,7 @@ from connectors.postgres.config import (
     connection_params,
     describe_connection,
     parse_config,
+    type_options,
 )
 from connectors.postgres.envelope import (
     CONNECTOR,
@@ -172,6 +173,7 @@ class PostgresCdcSourceTask(SourceTask):
 
     def start(self, props: Mapping[str, str]) -> None:
         self._cfg = cfg = parse_config(props)
+        self._types = type_options(cfg)
         self._prefix: str = cfg["topic.prefix"]
         self._slot: str = cfg["slot.name"]
         self._publication: str = cfg["publication.name"]
@@ -206,7 +208,7 @@ class PostgresCdcSourceTask(SourceTask):
                 selected = [(s, t) for s, t in list_tables(cur) if self._filter(s, t)]
                 check_privileges(cur, self._params, selected)
                 for schema, name in selected:
-                    table = read_table(cur, schema, name, self._prefix)
+                    table = read_table(cur, schema, name, self._prefix, types=self._types)
                     if table is not None:
                         self._tables[table.qualified] = table
                 ensure_publication(cur, self._cfg, selected)
@@ -241,6 +243,7 @@ class PostgresCdcSourceTask(SourceTask):
                 db=self._db,
                 partition=self._partition,
                 fetch_rows=self._cfg["snapshot.fetch.size"],
+                batch_rows=self._batch,
                 poll_s=self._poll_s,
             )
             return
@@ -383,7 +386,7 @@ class PostgresCdcSourceTask(SourceTask):
         oids = [c.type_oid for c in rel.columns]
         if table is None or not table.same_shape(names, oids) or table.oid != rel.oid:
             with self._conn.cursor() as cur:
-                table = read_table(cur, rel.schema, rel.name, self._prefix)
+                table = read_table(cur, rel.schema, rel.name, self._prefix, types=self._types)
             if table is None or not table.same_shape(names, oids):
                 table = Table(  # gone or changed again since: the message's own shape
                     oid=rel.oid,
@@ -395,7 +398,7 @@ class PostgresCdcSourceTask(SourceTask):
                     not_null=[False] * len(names),
                     primary_key=[c.name for c in rel.columns if c.key],
                     replica_identity=rel.replica_identity,
-                ).build(self._prefix)
+                ).build(self._prefix, self._types)
             self._tables[qualified] = table
             self._envelopes.pop(qualified, None)
         self._relations[rel.oid] = table

@@ -396,3 +396,25 @@ def test_config_keys() -> None:
         with pytest.raises(ConfigError) as err:
             parse_config({**base, key: "nanoseconds"})
         assert err.value.name == key
+
+
+def test_the_task_maps_types_per_its_handling_modes(postgres_url: str) -> None:
+    run(postgres_url, TYPES_TABLE, f"INSERT INTO typed VALUES (1, {VALUES})")
+    d = Driver(
+        config(
+            postgres_url,
+            **{"time.precision.mode": "connect", "decimal.handling.mode": "string"},
+        )
+    )
+    try:
+        snapshot = d.poll_count(1)[0]
+        run(postgres_url, f"INSERT INTO typed VALUES (2, {VALUES})")
+        streamed = d.poll_count(2)[1]
+    finally:
+        d.stop()
+    for record in (snapshot, streamed):
+        row = after(record)
+        assert row["day"] == dt.date(2016, 11, 4)  # Connect's Date, not days since epoch
+        assert row["price"] == "1.50"  # decimal.handling.mode=string
+        fields = {f.name: f.schema for f in record.value.schema.field("after").schema.fields}
+        assert fields["day"].name == "org.apache.kafka.connect.data.Date"
