@@ -17,9 +17,8 @@ Keys:
   N-row, 10-column table into a FileLog through a StandaloneHerder (the worker's default
   task process, JsonConverter schemas.enable=false, the connector's default batch sizes —
   Debezium's max.batch.size 2048 and snapshot.fetch.size 10240): rows over the time from
-  the connector's
-  creation until the last row is in the log; snapshot_peak_rss_mb: the process's peak
-  RSS over that run (the bench itself included).
+  the connector's creation until the last row is in the log; snapshot_peak_rss_mb: the
+  peak RSS of the bench and its task processes over that run.
 - cdc_changes_per_s: the stream of a backlog of changes (inserts, updates and deletes in
   transactions of 1,000) made while the slot existed and the connector was not
   running: changes over the time to drain them into the log.
