@@ -395,8 +395,9 @@ def cdc_latency_ms(url: str, *, seconds: float = 10.0, rate: int = 5000) -> dict
             while batch := log.read("bench.public.lat", p, offset):
                 for rec in batch:
                     after = json.loads(rec.value)["after"]
-                    if after["pad"] == "x":
-                        latencies.append(rec.timestamp - after["at"])
+                    if after["pad"] == "x":  # `at` is an io.debezium.time.ZonedTimestamp
+                        at = dt.datetime.fromisoformat(after["at"]).timestamp() * 1000
+                        latencies.append(rec.timestamp - at)
                 offset = batch[-1].offset + 1
     conn.close()
     latencies.sort()
