@@ -324,7 +324,7 @@ def check_nothing_missing(seen: list[dict[str, Any]], writer: Writer) -> None:
 def test_a_sigkilled_worker_loses_no_change_and_the_replayed_table_matches(
     postgres_url: str, start: Callable[[], WorkerProcess], log: FileLog, kill_in: str
 ) -> None:
-    initial = 60_000 if kill_in == "snapshot" else 2_000
+    initial = 80_000 if kill_in == "snapshot" else 2_000  # a snapshot of ~0.5 s
     live = create_source(postgres_url, initial)
     worker = start()
     # From the slot's creation on, every committed change must reach the topic.
