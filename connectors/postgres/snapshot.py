@@ -40,7 +40,23 @@ from connectors.postgres.envelope import CONNECTOR, SOURCE_SCHEMA, VERSION
 
 __all__ = ["SnapshotPhase", "TableSnapshot", "parse_copy_text"]
 
-_NO_ESCAPES = {INT2, INT4, INT8, OID, FLOAT4, FLOAT8, 16, 1700, 1082, 1083, 1114, 1184}
+_NO_ESCAPES = {
+    INT2,
+    INT4,
+    INT8,
+    OID,
+    FLOAT4,
+    FLOAT8,
+    16,
+    1700,
+    1082,
+    1083,
+    1114,
+    1184,
+    1186,
+    1266,
+    2950,
+}
 _DONE = object()
 
 
