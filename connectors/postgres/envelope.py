@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
@@ -31,9 +30,7 @@ from connect.api import (
     STRING_SCHEMA,
     Date,
     Decimal,
-    Headers,
     Schema,
-    SourceRecord,
     Time,
     Timestamp,
     Type,
@@ -54,7 +51,6 @@ __all__ = [
     "SOURCE_SCHEMA",
     "VERSION",
     "envelope_schema",
-    "source_record",
     "zero_value",
 ]
 
@@ -102,31 +98,6 @@ def envelope_schema(topic: str, value_schema: Schema) -> Schema:
         name=f"{topic}.Envelope",
         version=1,
     )
-
-
-def source_record(
-    topic: str,
-    key_schema: Schema | None,
-    key: Any,
-    value_schema: Schema | None,
-    value: Any,
-    partition: Mapping[str, Any],
-    offset: Mapping[str, Any],
-) -> SourceRecord:
-    """A SourceRecord without the dataclass keyword call (a third of the cost; the
-    snapshot builds a million of these)."""
-    rec = object.__new__(SourceRecord)
-    rec.topic = topic
-    rec.kafka_partition = None
-    rec.key_schema = key_schema
-    rec.key = key
-    rec.value_schema = value_schema
-    rec.value = value
-    rec.timestamp = None
-    rec.headers = Headers()
-    rec.source_partition = partition
-    rec.source_offset = offset
-    return rec
 
 
 def zero_value(schema: Schema) -> Any:

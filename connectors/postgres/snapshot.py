@@ -23,7 +23,7 @@ from typing import Any
 
 import psycopg2
 
-from connect.api import ConnectError, Headers, Schema, SourceRecord, Struct
+from connect.api import ConnectError, Schema, SourceRecord, Struct
 from connectors.postgres import pgoutput as pgo
 from connectors.postgres.columns import (
     FLOAT4,
@@ -301,39 +301,32 @@ class SnapshotPhase:
             ],
         )
         now = int(time.time() * 1000)
-        topic = table.topic
-        partition = self._partition
-        offset = self.offset
         new = object.__new__
-        out: list[SourceRecord] = []
-        append = out.append
-        if self.pending is not None:
-            append(self.pending)
-        for values in rows:
+        values: list[Struct] = []
+        keys: list[Struct] | None = [] if key_schema is not None else None
+        for row in rows:
             after = new(Struct)
             after.schema = value_schema
-            after._values = values
+            after._values = row
             value = new(Struct)
             value.schema = env
             value._values = [None, after, source, "r", now]
-            if key_schema is not None:
+            values.append(value)
+            if keys is not None:
                 key = new(Struct)
                 key.schema = key_schema
-                key._values = [values[i] for i in key_indexes]
-            else:
-                key = None
-            rec = new(SourceRecord)
-            rec.topic = topic
-            rec.kafka_partition = None
-            rec.key_schema = key_schema
-            rec.key = key
-            rec.value_schema = env
-            rec.value = value
-            rec.timestamp = None
-            rec.headers = Headers()
-            rec.source_partition = partition
-            rec.source_offset = offset
-            append(rec)
+                key._values = [row[i] for i in key_indexes]
+                keys.append(key)
+        out = [self.pending] if self.pending is not None else []
+        out += SourceRecord.batch(
+            table.topic,
+            values,
+            value_schema=env,
+            keys=keys,
+            key_schema=key_schema,
+            source_partition=self._partition,
+            source_offsets=[self.offset] * len(values),
+        )
         self.pending = out.pop() if out else None
         return out
 

@@ -95,7 +95,6 @@ from connectors.postgres.envelope import (
     PLACEHOLDER,
     VERSION,
     envelope_schema,
-    source_record,
     zero_value,
 )
 from connectors.postgres.envelope import SOURCE_SCHEMA as _SOURCE
@@ -522,10 +521,12 @@ class PostgresCdcSourceTask(SourceTask):
         if op == "t":
             key = None
         env = self._envelope(table)
-        out.append(source_record(table.topic, key_schema, key, env, value, self._partition, offset))
+        out.append(
+            SourceRecord.of(table.topic, key_schema, key, env, value, self._partition, offset)
+        )
         if op == "d" and self._tombstones:
             out.append(
-                source_record(table.topic, key_schema, key, None, None, self._partition, offset)
+                SourceRecord.of(table.topic, key_schema, key, None, None, self._partition, offset)
             )
 
     def _maybe_heartbeat(self, out: list[SourceRecord]) -> None:
@@ -545,7 +546,7 @@ class PostgresCdcSourceTask(SourceTask):
             "lsn_proc": position,
         }
         out.append(
-            source_record(
+            SourceRecord.of(
                 f"__debezium-heartbeat.{self._prefix}",
                 HEARTBEAT_KEY_SCHEMA,
                 make_struct(HEARTBEAT_KEY_SCHEMA, [self._prefix]),
