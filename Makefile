@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint bench clean postgres
+.PHONY: run test lint bench clean postgres mysql
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,13 +19,17 @@ run: $(STAMP)
 	$(BIN)/python -m connect.demo
 
 ## Install what the tests need and run the whole suite (lint included).
-test: $(STAMP) postgres
+test: $(STAMP) postgres mysql
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 ## PostgreSQL's server binaries for the `postgres` tests (installed from Debian when missing).
 postgres:
 	scripts/ensure-postgres
+
+## MariaDB's server binaries for the `mysql` tests (installed from Debian when missing).
+mysql:
+	scripts/ensure-mysql
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -64,9 +64,10 @@ def subprocess_env() -> dict[str, str]:
 
 
 # A private PostgreSQL server (`postgres_server`) and a fresh database per test
-# (`postgres_url`) for tests marked `postgres`; one SparkSession (`spark`) for tests
-# marked `spark`.
-pytest_plugins = ["tests.pg", "tests.spark", "tests.s3"]
+# (`postgres_url`) for tests marked `postgres`; the same for MariaDB (`mysql_server`,
+# `mysql_url`) for tests marked `mysql`; one SparkSession (`spark`) for tests marked
+# `spark`.
+pytest_plugins = ["tests.pg", "tests.mysql", "tests.spark", "tests.s3"]
 
 
 @pytest.fixture
