@@ -5,7 +5,8 @@ figure is end to end through the runtime: a StandaloneHerder in this process wit
 task in a child process (the default isolation), the embedded log, converters, the
 connector, boto3, and the server. Clocks start when the connector is created and
 stop when the last object is visible (sinks) or the last record is in the log
-(restore), so task start-up is inside every figure.
+(restore), so task start-up (~0.7 s: a process, imports, a boto3 client) is inside
+every figure.
 
 1. JSON lines: N records of 1 KiB (schemaless JSON) from the log into objects of
    `flush.size` records, uploaded in `s3.part.size` parts. Then the baseline: the very
@@ -13,9 +14,13 @@ stop when the last object is visible (sinks) or the last record is in the log
    object, CreateMultipartUpload / UploadPart (same part size) / Complete otherwise, one
    after the other, with the same client settings. `s3_json_vs_boto3` is the sink's
    MB/s over the baseline's.
-2. Parquet: M records of five fields (JsonConverter with schemas) into Parquet objects.
-3. Restore: the JSON-lines backup of M small records read back by S3Source
-   (RESTORE_BACKUP) into the same topic and partitions of a fresh log.
+Sink clocks stop at the offset commit that follows the last object (see `_sink`).
+
+2. Parquet: M records of five fields (JsonConverter with schemas) in two partitions
+   into Parquet objects, by two tasks.
+3. Restore: the JSON-lines backup of M small records (two partitions) read back by
+   S3Source (RESTORE_BACKUP, two tasks) into the same topic and partitions of a fresh
+   log.
 
     python bench/s3_bench.py [--json-records N] [--records M] [--dir DIR]
 
@@ -42,16 +47,24 @@ sys.path.insert(0, str(ROOT))
 from connect.herder.standalone import StandaloneHerder  # noqa: E402
 from connect.worker.config import WORKER_CONFIG  # noqa: E402
 from log import FileLog  # noqa: E402
+from log import TopicPartition as LogTopicPartition  # noqa: E402
 from tests.s3 import S3Server, new_bucket  # noqa: E402
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 MiB = 1024 * 1024
 PART = 8 * MiB
 TIMEOUT_S = 300.0
+#: Tasks (and topic partitions) of the Parquet and restore runs: Connect's way to use
+#: both cores. The JSON run keeps one task, like its one-threaded boto3 baseline.
+TASKS = 2
+
+
+ISOLATION = {"value": "process"}
 
 
 def _herder(log_dir: Path) -> tuple[StandaloneHerder, FileLog]:
-    raw = {"log.dir": str(log_dir), "offset.flush.interval.ms": "1000"}
+    raw = {"log.dir": str(log_dir), "offset.flush.interval.ms": "1000",
+           "task.isolation": ISOLATION["value"]}
     log = FileLog(log_dir)
     herder = StandaloneHerder({**raw, **WORKER_CONFIG.parse(raw)}, log=log, worker_id="bench")
     herder.start()
@@ -76,12 +89,17 @@ def _fill(log: FileLog, topic: str, values: list[bytes], partitions: int = 1) ->
     log.flush()
 
 
-def _count(bucket: Any, prefix: str) -> int:
-    return sum(1 for _ in bucket.keys(prefix))
+def _committed(log: FileLog, group: str, topic: str) -> int:
+    partitions = [LogTopicPartition(topic, p) for p in range(log.partition_count(topic))]
+    return sum(o.offset for o in log.committed_offsets(group, partitions).values())
 
 
-def _sink(herder: StandaloneHerder, bucket: Any, name: str, topic: str, objects: int,
+def _sink(herder: StandaloneHerder, bucket: Any, name: str, topic: str, records: int,
           **props: str) -> float:
+    """Seconds from creating the connector to the offset commit that follows its last
+    object: the sink commits an offset only once the objects before it are visible,
+    and reading the log's committed offsets costs the measurement nothing (listing
+    the bucket every few ms would load the very server being measured)."""
     config = {
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
         "topics": topic, "value.converter": JSON, "s3.part.size": str(PART),
@@ -89,7 +107,8 @@ def _sink(herder: StandaloneHerder, bucket: Any, name: str, topic: str, objects:
     }
     start = time.perf_counter()
     herder.put_connector_config(name, config, allow_replace=True)
-    _wait(lambda: _count(bucket, props.get("topics.dir", "topics") + "/") >= objects, name)
+    log = herder.log
+    _wait(lambda: _committed(log, f"connect-{name}", topic) >= records, name)
     elapsed = time.perf_counter() - start
     herder.delete_connector(name)
     return elapsed
@@ -130,89 +149,106 @@ def _creds(bucket: Any) -> tuple[str, Any]:
     return props["aws.access.key.id"], Password(props["aws.secret.access.key"])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json-records", type=int, default=200_000)
-    parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--dir", type=Path, default=None)
-    args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="s3-bench-", dir=args.dir))
-    server = S3Server(base / "s3").start()
-    result: dict[str, Any] = {"json_records": args.json_records, "records": args.records,
-                              "part_size": PART}
+def _json_step(herder: StandaloneHerder, log: FileLog, bucket: Any, n: int) -> dict[str, Any]:
+    # Step 1
+    pad = "x" * 1000
+    _fill(log, "json", [orjson.dumps({"id": i, "pad": pad}) for i in range(n)])
+    flush = 16_384
+    objects = n // flush
+    sink_s = _sink(herder, bucket, "json", "json", objects * flush, **{
+        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+        "value.converter.schemas.enable": "false", "flush.size": str(flush),
+        "topics.dir": "json"})
+    keys = bucket.keys("json/")[:objects]
+    base_s, total = _baseline(bucket, keys)
+    sink_mb = total / MiB / sink_s
+    base_mb = total / MiB / base_s
+    return {
+        "s3_json_vs_boto3": round(sink_mb / base_mb, 3),
+        "s3_json_sink_mb_per_s": round(sink_mb, 1),
+        "s3_boto3_baseline_mb_per_s": round(base_mb, 1),
+        "s3_json_sink_s": round(sink_s, 3), "s3_boto3_baseline_s": round(base_s, 3),
+        "s3_json_bytes": total, "s3_json_objects": objects,
+    }
+
+
+def _parquet_step(herder: StandaloneHerder, log: FileLog, bucket: Any, n: int) -> dict[str, Any]:
+    # Step 2
+    schema = {"type": "struct", "name": "bench.Row", "optional": False, "fields": [
+        {"field": "id", "type": "int64", "optional": False},
+        {"field": "name", "type": "string", "optional": True},
+        {"field": "amount", "type": "double", "optional": False},
+        {"field": "category", "type": "string", "optional": False},
+        {"field": "created_at", "type": "int64", "optional": False}]}
+    _fill(log, "rows", [orjson.dumps({"schema": schema, "payload": {
+        "id": i, "name": f"name-{i}", "amount": i * 0.25, "category": "abcd"[i % 4],
+        "created_at": 1_700_000_000_000 + i}}) for i in range(n)], partitions=TASKS)
+    flush = 100_000
+    parquet_s = _sink(herder, bucket, "parquet", "rows", n - n % (TASKS * flush), **{
+        "tasks.max": str(TASKS),
+        "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+        "value.converter.schemas.enable": "true", "flush.size": str(flush),
+        "topics.dir": "parquet"})
+    return {"s3_parquet_records_per_s": round(n / parquet_s), "s3_parquet_s": round(parquet_s, 3)}
+
+
+def _restore_step(herder: StandaloneHerder, log: FileLog, bucket: Any, n: int,
+                  base: Path) -> dict[str, Any]:
+    # Step 3
+    flush = 50_000
+    _fill(log, "small", [orjson.dumps({"id": i, "name": f"name-{i}", "v": i * 0.5})
+                         for i in range(n)], partitions=TASKS)
+    _sink(herder, bucket, "backup", "small", n - n % (2 * flush), **{
+        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+        "value.converter.schemas.enable": "false", "flush.size": str(flush),
+        "topics.dir": "backup"})
+    restorer, restored = _herder(base / "restored")
     try:
-        herder, log = _herder(base / "log")
-        bucket = new_bucket(server)
-        # Step 1
-        pad = "x" * 1000
-        values = [orjson.dumps({"id": i, "pad": pad}) for i in range(args.json_records)]
-        _fill(log, "json", values)
-        flush = 16_384
-        objects = args.json_records // flush
-        sink_s = _sink(herder, bucket, "json", "json", objects, **{
-            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-            "value.converter.schemas.enable": "false", "flush.size": str(flush),
-            "topics.dir": "json"})
-        keys = bucket.keys("json/")[:objects]
-        base_s, total = _baseline(bucket, keys)
-        sink_mb = total / MiB / sink_s
-        base_mb = total / MiB / base_s
-        result.update({
-            "s3_json_vs_boto3": round(sink_mb / base_mb, 3),
-            "s3_json_sink_mb_per_s": round(sink_mb, 1),
-            "s3_boto3_baseline_mb_per_s": round(base_mb, 1),
-            "s3_json_sink_s": round(sink_s, 3), "s3_boto3_baseline_s": round(base_s, 3),
-            "s3_json_bytes": total, "s3_json_objects": objects,
-        })
-        print(json.dumps(result), file=sys.stderr)
-        # Step 2
-        schema = {"type": "struct", "name": "bench.Row", "optional": False, "fields": [
-            {"field": "id", "type": "int64", "optional": False},
-            {"field": "name", "type": "string", "optional": True},
-            {"field": "amount", "type": "double", "optional": False},
-            {"field": "category", "type": "string", "optional": False},
-            {"field": "created_at", "type": "int64", "optional": False}]}
-        rows = [orjson.dumps({"schema": schema, "payload": {
-            "id": i, "name": f"name-{i}", "amount": i * 0.25, "category": "abcd"[i % 4],
-            "created_at": 1_700_000_000_000 + i}}) for i in range(args.records)]
-        _fill(log, "rows", rows)
-        del rows
-        flush = 100_000
-        parquet_s = _sink(herder, bucket, "parquet", "rows", args.records // flush, **{
-            "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-            "value.converter.schemas.enable": "true", "flush.size": str(flush),
-            "topics.dir": "parquet"})
-        result["s3_parquet_records_per_s"] = round(args.records / parquet_s)
-        result["s3_parquet_s"] = round(parquet_s, 3)
-        print(json.dumps(result), file=sys.stderr)
-        # Step 3
-        small = [orjson.dumps({"id": i, "name": f"name-{i}", "v": i * 0.5})
-                 for i in range(args.records)]
-        _fill(log, "small", small, partitions=2)
-        del small
-        _sink(herder, bucket, "backup", "small", args.records // (flush // 2), **{
-            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-            "value.converter.schemas.enable": "false", "flush.size": str(flush // 2),
-            "topics.dir": "backup"})
-        herder.stop()
-        log.close()
-        herder, log = _herder(base / "restored")
-        log.create_topic("small", 2)
+        restored.create_topic("small", TASKS)
         start = time.perf_counter()
-        herder.put_connector_config("restore", {
+        restorer.put_connector_config("restore", {
             "connector.class": "io.confluent.connect.s3.source.S3SourceConnector",
+            "tasks.max": str(TASKS),
             "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
             "topics.dir": "backup", "value.converter": JSON,
             "value.converter.schemas.enable": "false", **bucket.props,
         }, allow_replace=True)
-        _wait(lambda: sum(log.latest_offset("small", p) for p in (0, 1)) >= args.records,
+        _wait(lambda: sum(restored.latest_offset("small", p) for p in range(TASKS)) >= n,
               "restore")
         restore_s = time.perf_counter() - start
-        result["s3_restore_records_per_s"] = round(args.records / restore_s)
-        result["s3_restore_s"] = round(restore_s, 3)
+    finally:
+        restorer.stop()
+        restored.close()
+    return {"s3_restore_records_per_s": round(n / restore_s), "s3_restore_s": round(restore_s, 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json-records", type=int, default=262_144)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--only", choices=("json", "parquet", "restore"), default=None,
+                        help="run one step (for profiling)")
+    parser.add_argument("--isolation", choices=("process", "thread"), default="process",
+                        help="thread: tasks in this process (for profiling)")
+    args = parser.parse_args()
+    ISOLATION["value"] = args.isolation
+    base = Path(tempfile.mkdtemp(prefix="s3-bench-", dir=args.dir))
+    server = S3Server(base / "s3").start()
+    result: dict[str, Any] = {"json_records": args.json_records, "records": args.records,
+                              "part_size": PART, "tasks": TASKS}
+    herder, log = _herder(base / "log")
+    try:
+        bucket = new_bucket(server)
+        if args.only in (None, "json"):
+            result.update(_json_step(herder, log, bucket, args.json_records))
+        if args.only in (None, "parquet"):
+            result.update(_parquet_step(herder, log, bucket, args.records))
+        if args.only in (None, "restore"):
+            result.update(_restore_step(herder, log, bucket, args.records, base))
+    finally:
         herder.stop()
         log.close()
-    finally:
         server.stop()
         shutil.rmtree(base, ignore_errors=True)
     print(json.dumps(result))

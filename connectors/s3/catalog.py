@@ -2,10 +2,11 @@
 
 RESTORE_BACKUP: objects S3Sink wrote (names.py) are grouped by their original topic
 partition; a partition's objects are read in (start offset, key) order, which is the
-order the sink wrote them. A partition belongs to task `crc32("topic+partition") %
-tasks`. Its source partition is `{"topic", "partition"}`; the offset after each poll
-is `{"object", "start", "position", "complete"}`, so a restart skips the objects
-before it and `position` records of it.
+order the sink wrote them. A partition belongs to task `(crc32(topic) + partition) %
+tasks`, so the partitions of one topic spread over the tasks. Its source partition is
+`{"topic", "partition"}`; the offset after each poll is `{"object", "start",
+"position", "complete"}`, so a restart skips the objects before it and `position`
+records of it.
 
 GENERIC: every object under `topics.dir` whose key (below the prefix) fully matches
 a `topic.regex.list` regex, in key order; a key belongs to task `crc32(key) % tasks`.
@@ -61,8 +62,9 @@ class Catalog:
         self._generic: deque[Work] = deque()
         self._rr: deque[tuple[str, int]] = deque()
 
-    def _mine(self, name: str) -> bool:
-        return zlib.crc32(name.encode()) % self._s.task_count == self._s.task_id
+    def _mine(self, name: str, partition: int = 0) -> bool:
+        owner = (zlib.crc32(name.encode()) + partition) % self._s.task_count
+        return owner == self._s.task_id
 
     def refresh(self) -> int:
         """List the bucket; returns how many objects were queued."""
@@ -80,7 +82,7 @@ class Catalog:
             if name is None:
                 continue
             tp = (name.topic, name.partition)
-            if not self._mine(f"{name.topic}+{name.partition}"):
+            if not self._mine(name.topic, name.partition):
                 continue
             self._seen.add(info.key)
             if tp not in self._cursors:

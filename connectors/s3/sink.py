@@ -155,6 +155,9 @@ class S3SinkTask(SinkTask):
         for writer in getattr(self, "writers", {}).values():
             writer.close()
         self.writers = {}
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
 
 
 def _runs(records: Sequence[SinkRecord]) -> list[tuple[TopicPartition, Sequence[SinkRecord]]]:

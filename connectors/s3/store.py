@@ -10,6 +10,11 @@ retries are off so that these keys alone decide.
 bucket, refused credentials or an unreachable endpoint into an error whose message
 says which — the task fails with it and the REST status shows it.
 
+Parts go up in the background (`submit`): two threads send them while the task
+thread encodes the next records — the network wait and the request signing (hashlib,
+sockets: both release the GIL) overlap the Python work. At most `IN_FLIGHT` parts are
+queued or sending per task; `submit` blocks beyond that, so memory stays bounded.
+
 Thread safety: a boto3 client may be shared by threads; a Store holds nothing else
 that changes.
 """
@@ -17,8 +22,10 @@ that changes.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import boto3
@@ -31,6 +38,7 @@ __all__ = ["ObjectInfo", "Store"]
 
 _log = logging.getLogger("connectors.s3")
 _MAX_BACKOFF_S = 10.0
+IN_FLIGHT = 3
 T = TypeVar("T")
 
 
@@ -54,6 +62,8 @@ class Store:
     def __init__(self, settings: StoreSettings, *, sleep: Callable[[float], Any] = time.sleep):
         self.settings = settings
         self.bucket = settings.bucket
+        self._pool: ThreadPoolExecutor | None = None
+        self._slots = threading.BoundedSemaphore(IN_FLIGHT)
         self.endpoint = settings.url or f"https://s3.{settings.region}.amazonaws.com"
         self._sleep = sleep
         session = boto3.session.Session(
@@ -76,6 +86,26 @@ class Store:
                 response_checksum_validation="when_required",
             ),
         )
+
+    # ----------------------------------------------------------- background parts
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        """Run `fn` on an upload thread; blocks while IN_FLIGHT calls are pending."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(2, thread_name_prefix="s3-upload")
+        self._slots.acquire()
+        try:
+            future = self._pool.submit(fn)
+        except BaseException:
+            self._slots.release()
+            raise
+        future.add_done_callback(lambda _: self._slots.release())
+        return future
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     # ------------------------------------------------------------------ retries
 

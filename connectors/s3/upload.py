@@ -2,11 +2,13 @@
 
 Protocol (a crash at any step leaves no partial object visible):
 1. `write(data)` appends to a buffer; each whole `s3.part.size` bytes of it is sent as
-   the next part of a multipart upload (created on the first part), so memory stays
-   at about one part per open object.
+   the next part of a multipart upload (created on the first part), in the background
+   (Store.submit), so memory stays at about one part per open object plus the parts
+   in flight.
 2. `complete()`: an object that never reached a part is sent whole with one
    PutObject; otherwise the rest goes as the last part and CompleteMultipartUpload
-   makes the object visible, atomically, under its final key.
+   makes the object visible, atomically, under its final key — after every part has
+   been acknowledged (a part's failure raises here).
 3. `abort()` drops the buffer and aborts the multipart upload (best effort: an upload
    that is never completed stays invisible).
 
@@ -16,6 +18,9 @@ the object over from the log, so an ObjectUpload is never retried half way.
 
 from __future__ import annotations
 
+import contextlib
+from concurrent.futures import Future
+
 from connectors.s3.store import Store
 
 __all__ = ["ObjectUpload"]
@@ -24,7 +29,7 @@ __all__ = ["ObjectUpload"]
 class ObjectUpload:
     """See the module docstring."""
 
-    __slots__ = ("_buffer", "_etags", "_part_size", "_store", "_upload_id", "key", "size")
+    __slots__ = ("_buffer", "_part_size", "_parts", "_store", "_upload_id", "key", "size")
 
     def __init__(self, store: Store, key: str, part_size: int) -> None:
         self._store = store
@@ -32,7 +37,7 @@ class ObjectUpload:
         self._part_size = part_size
         self._buffer = bytearray()
         self._upload_id: str | None = None
-        self._etags: list[str] = []
+        self._parts: list[Future[str]] = []
         self.size = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
@@ -47,16 +52,19 @@ class ObjectUpload:
         size = self._part_size
         buffer = self._buffer
         whole = len(buffer) - len(buffer) % size
-        for start in range(0, whole, size):
-            self._send(bytes(buffer[start : start + size]))
+        with memoryview(buffer) as view:
+            for start in range(0, whole, size):
+                self._send(bytes(view[start : start + size]))
         del buffer[:whole]
 
     def _send(self, body: bytes) -> None:
         if self._upload_id is None:
             self._upload_id = self._store.create_multipart(self.key)
-        self._etags.append(
-            self._store.upload_part(self.key, self._upload_id, len(self._etags) + 1, body)
-        )
+        failed = next((p for p in self._parts if p.done() and p.exception()), None)
+        if failed is not None:
+            failed.result()  # raise a background part's failure now, not at the end
+        upload_id, number, store, key = self._upload_id, len(self._parts) + 1, self._store, self.key
+        self._parts.append(store.submit(lambda: store.upload_part(key, upload_id, number, body)))
 
     @property
     def buffered(self) -> int:
@@ -70,12 +78,18 @@ class ObjectUpload:
         else:
             if self._buffer:
                 self._send(bytes(self._buffer))
-            self._store.complete_multipart(self.key, self._upload_id, self._etags)
+            etags = [part.result() for part in self._parts]
+            self._store.complete_multipart(self.key, self._upload_id, etags)
         self._buffer = bytearray()
 
     def abort(self) -> None:
         # Step 3
         self._buffer = bytearray()
+        for part in self._parts:
+            if not part.cancel():
+                with contextlib.suppress(Exception):
+                    part.result()
+        self._parts = []
         if self._upload_id is not None:
             upload_id, self._upload_id = self._upload_id, None
             self._store.abort_multipart(self.key, upload_id)

@@ -4,7 +4,7 @@ optionally gzip-compressed (`s3.compression.type=gzip`, extension `.gz` added).
 JSON writes what Kafka's JsonConverter writes with `schemas.enable=false`: structs as
 objects, bytes as base64, Date/Time/Timestamp as their integers, Decimal as base64 of
 the unscaled value (`json.decimal.format=BASE64`) or as a number (`NUMERIC`). A batch
-is one list comprehension of `orjson.dumps` calls, joined once.
+is one `orjson.dumps` call (see `_dump_lines`).
 
 gzip output comes from zlib with a zero timestamp, so equal input gives equal bytes.
 """
@@ -24,7 +24,23 @@ from connectors.s3.formats.base import FileWriter, Format, Sink
 
 __all__ = ["ByteArrayFormat", "JsonFormat"]
 
-_APPEND_NL = orjson.OPT_APPEND_NEWLINE
+_NL = orjson.Fragment(b"\n")
+
+
+def _dump_lines(values: Sequence[Any], default: Callable[[Any], Any]) -> list[Any]:
+    """JSON lines for a batch with ONE `orjson.dumps` call (several times faster than a
+    call per value): the values interleaved with a raw newline fragment are dumped as
+    one array, `[v0,\n,v1,\n,…,vn]`, and the `,\n,` joints become newlines. orjson
+    escapes every newline inside a string, so a raw newline byte comes only from the
+    fragment and the replacement is exact. Returns the pieces to write (a view of the
+    text without its brackets, and the last newline), so the text is copied once."""
+    n = len(values)
+    if not n:
+        return []
+    items: list[Any] = [_NL] * (2 * n - 1)
+    items[0::2] = values
+    text = orjson.dumps(items, default=default).replace(b",\n,", b"\n")
+    return [memoryview(text)[1:-1], b"\n"]
 
 
 class _Gzip:
@@ -34,7 +50,7 @@ class _Gzip:
         self._sink = sink
         self._z = zlib.compressobj(level, zlib.DEFLATED, 31)
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | memoryview) -> None:
         out = self._z.compress(data)
         if out:
             self._sink.write(out)
@@ -100,13 +116,14 @@ def _identity(value: Any) -> Any:
 
 class _LinesWriter(FileWriter):
     def __init__(
-        self, sink: Sink, encode: Callable[[Sequence[Any]], bytes], gzip_level: int | None
+        self, sink: Sink, encode: Callable[[Sequence[Any]], list[Any]], gzip_level: int | None
     ) -> None:
         self._out: Sink | _Gzip = sink if gzip_level is None else _Gzip(sink, gzip_level)
         self._encode = encode
 
     def write(self, values: Sequence[Any]) -> None:
-        self._out.write(self._encode(values))
+        for piece in self._encode(values):
+            self._out.write(piece)
 
     def finish(self) -> None:
         if isinstance(self._out, _Gzip):
@@ -130,24 +147,16 @@ class JsonFormat(Format):
     def extension(self) -> str:
         return ".json.gz" if self._gzip else ".json"
 
-    def _encoder(self, schema: Schema | None) -> Callable[[Sequence[Any]], bytes]:
-        dumps = orjson.dumps
+    def _encoder(self, schema: Schema | None) -> Callable[[Sequence[Any]], list[Any]]:
         if schema is None:
-            default = _default
-
-            def encode_schemaless(values: Sequence[Any]) -> bytes:
-                return b"".join([dumps(v, default=default, option=_APPEND_NL) for v in values])
-
-            return encode_schemaless
+            return lambda values: _dump_lines(values, _default)
         cached = self._plainers.get(id(schema))
         if cached is None or cached[0] is not schema:
             cached = self._plainers[id(schema)] = (schema, _plainer(schema, self._numeric))
         plain = cached[1]
         if plain is _identity:
-            return lambda values: b"".join(
-                [dumps(v, default=_default, option=_APPEND_NL) for v in values])
-        return lambda values: b"".join(
-            [dumps(plain(v), default=_default, option=_APPEND_NL) for v in values])
+            return lambda values: _dump_lines(values, _default)
+        return lambda values: _dump_lines(list(map(plain, values)), _default)
 
     def writer(self, sink: Sink, schema: Schema | None) -> FileWriter:
         return _LinesWriter(sink, self._encoder(schema), self._level if self._gzip else None)
@@ -176,9 +185,9 @@ class ByteArrayFormat(Format):
     def writer(self, sink: Sink, schema: Schema | None) -> FileWriter:
         sep = self._sep
 
-        def encode(values: Sequence[Any]) -> bytes:
+        def encode(values: Sequence[Any]) -> list[Any]:
             try:
-                return sep.join(values) + sep
+                return [sep.join(values), sep] if values else []
             except TypeError:
                 bad = next(v for v in values if not isinstance(v, (bytes, bytearray)))
                 raise DataError(
