@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/log_bench.py
 	$(BIN)/python bench/pipeline_bench.py
 	$(BIN)/python bench/registry_bench.py
+	$(BIN)/python bench/s3_bench.py
 	$(BIN)/python bench/lake_bench.py
 
 clean:

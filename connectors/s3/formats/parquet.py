@@ -124,10 +124,9 @@ class _ParquetWriter(FileWriter):
         rows, self._pending = self._pending, []
         if not rows:
             return
-        schema = self._schema
+        # The writer keeps one schema per object (writer.py rotates or projects), so the
+        # structs' value lists line up with the Arrow fields.
         try:
-            if len({id(v.schema) for v in rows}) != 1 and any(v.schema != schema for v in rows):
-                raise DataError("a Parquet object's records must share one schema")
             columns = list(zip(*[v._values for v in rows], strict=True))
         except AttributeError:
             raise DataError("ParquetFormat writes Struct values (records with a struct "
