@@ -1,0 +1,193 @@
+"""Consumer groups on Kafka: committed offsets through the group coordinator, and
+membership through Kafka's own group protocol.
+
+Offsets: `commit` sends an OffsetCommit for the group and waits for the answer;
+`fetch` sends an OffsetFetch for the partitions asked (or for every partition of
+every topic, since the librdkafka mock does not answer "all partitions" fetches).
+A commit goes through the group's live member in this process when there is one:
+a real coordinator refuses commits for a group with members unless they carry the
+member id and generation, which is also what fences a consumer that lost its
+partitions. Otherwise a member-less client commits, as Kafka's "simple consumer"
+does (accepted while the group has no live members).
+
+Membership (`KafkaGroupMember`, what `log.Consumer.subscribe` uses): a consumer
+subscribed with the group's id; the coordinator assigns partitions (eager protocol:
+every member gives up everything before the new assignment, so a partition is never
+owned twice). The member never fetches: it pauses what it is given, and the records
+are read by offset like any other read. `target()` serves the rebalance callbacks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import confluent_kafka
+
+from log.kafka.clients import ClientConfig, operation_error
+from log.records import OffsetAndMetadata, TopicPartition
+
+__all__ = ["GroupOffsets", "KafkaGroupMember"]
+
+
+class KafkaGroupMember:
+    """One consumer's membership in a group, run by the group coordinator."""
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        group: str,
+        member_id: str,
+        topics: Iterable[str],
+        partition_count: Callable[[str], int],
+        on_leave: Callable[[KafkaGroupMember], None],
+    ) -> None:
+        self.group = group
+        self.member_id = member_id
+        self.topics = sorted(set(topics))
+        self._partition_count = partition_count
+        self._on_leave = on_leave
+        self._lock = threading.Lock()
+        self._assigned: set[TopicPartition] = set()
+        self.consumer = confluent_kafka.Consumer(
+            {
+                **config.group_client(group),
+                "client.id": f"tributary-{member_id}",
+                "partition.assignment.strategy": "roundrobin",
+            }
+        )
+        self.consumer.subscribe(self.topics, on_assign=self._assign, on_revoke=self._revoke)
+
+    def _assign(self, consumer: confluent_kafka.Consumer, parts: list) -> None:
+        consumer.assign(parts)
+        if parts:
+            consumer.pause(parts)  # records are read by offset, never fetched here
+        with self._lock:
+            self._assigned = {TopicPartition(p.topic, p.partition) for p in parts}
+
+    def _revoke(self, consumer: confluent_kafka.Consumer, parts: list) -> None:
+        with self._lock:
+            self._assigned = set()
+        consumer.unassign()
+
+    def target(self) -> set[TopicPartition]:
+        """What the coordinator gives us now (partitions past a topic's registered
+        count are left out: Tributary never uses them)."""
+        for _ in self.consumer.consume(100, timeout=0):
+            pass  # nothing is fetched (all paused); this serves rebalance callbacks
+        with self._lock:
+            assigned = set(self._assigned)
+        counts: dict[str, int] = {}
+        out = set()
+        for tp in assigned:
+            if tp.topic not in counts:
+                try:
+                    counts[tp.topic] = self._partition_count(tp.topic)
+                except Exception:
+                    counts[tp.topic] = 0
+            if tp.partition < counts[tp.topic]:
+                out.add(tp)
+        return out
+
+    def acquire(self, tp: TopicPartition) -> bool:
+        with self._lock:
+            return tp in self._assigned
+
+    def release(self, tp: TopicPartition) -> None:
+        """Nothing to do: the coordinator moves partitions, not the member."""
+
+    def leave(self) -> None:
+        try:
+            self.consumer.close()  # sends LeaveGroup, so the others rebalance at once
+        finally:
+            self._on_leave(self)
+
+
+class GroupOffsets:
+    """Committed offsets of groups (see the module docstring)."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self._config = config
+        self._lock = threading.Lock()
+        self._clients: dict[str, confluent_kafka.Consumer] = {}
+        self._members: dict[str, list[KafkaGroupMember]] = {}
+
+    def add_member(self, member: KafkaGroupMember) -> None:
+        with self._lock:
+            self._members.setdefault(member.group, []).append(member)
+
+    def remove_member(self, member: KafkaGroupMember) -> None:
+        with self._lock:
+            members = self._members.get(member.group, [])
+            if member in members:
+                members.remove(member)
+
+    def _client(self, group: str) -> confluent_kafka.Consumer:
+        with self._lock:
+            members = self._members.get(group)
+            if members:
+                return members[0].consumer
+            client = self._clients.get(group)
+            if client is None:
+                client = confluent_kafka.Consumer(self._config.group_client(group))
+                self._clients[group] = client
+            return client
+
+    def commit(self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]) -> None:
+        if not offsets:
+            return
+        parts = []
+        for tp, oam in offsets.items():
+            if isinstance(oam, int):
+                oam = OffsetAndMetadata(oam)
+            if oam.offset < 0:
+                raise ValueError(f"cannot commit negative offset {oam.offset} for {tp}")
+            part = confluent_kafka.TopicPartition(tp.topic, tp.partition, oam.offset)
+            if oam.metadata:
+                part = confluent_kafka.TopicPartition(
+                    tp.topic, tp.partition, oam.offset, metadata=oam.metadata
+                )
+            parts.append(part)
+        try:
+            result = self._client(group).commit(offsets=parts, asynchronous=False)
+        except confluent_kafka.KafkaException as exc:
+            raise operation_error(f"commit offsets of group {group}", exc) from None
+        for part in result or ():
+            if part.error is not None:
+                raise operation_error(f"commit offsets of group {group}", part.error)
+
+    def fetch(
+        self, group: str, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        if not partitions:
+            return {}
+        asked = [confluent_kafka.TopicPartition(tp.topic, tp.partition) for tp in partitions]
+        try:
+            answer = self._client(group).committed(asked, timeout=self._config.timeout_s)
+        except confluent_kafka.KafkaException as exc:
+            raise operation_error(f"fetch offsets of group {group}", exc) from None
+        out = {}
+        for part in answer:
+            if part.error is None and part.offset >= 0:
+                out[TopicPartition(part.topic, part.partition)] = OffsetAndMetadata(
+                    offset=part.offset, metadata=part.metadata or ""
+                )
+        return out
+
+    def forget(self, group: str) -> None:
+        """Drop the member-less client of a deleted group."""
+        with self._lock:
+            client = self._clients.pop(group, None)
+        if client is not None:
+            client.close()
+
+    def close(self) -> None:
+        with self._lock:
+            clients = list(self._clients.values())
+            members = [m for ms in self._members.values() for m in ms]
+            self._clients.clear()
+            self._members.clear()
+        for client in clients:
+            client.close()
+        for member in members:
+            member.consumer.close()

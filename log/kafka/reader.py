@@ -1,0 +1,188 @@
+"""Reads by offset: one assigned consumer per partition, no group, no commits.
+
+A `PartitionReader` owns one confluent-kafka Consumer assigned to one partition. It
+remembers where its last read stopped, so sequential reads (the common case: a
+consumer or a table catching up) continue the fetch stream librdkafka already
+prefetched; any other offset is range-checked against the watermarks and seeked to.
+
+Read protocol (numbered as in `PartitionReader.read`):
+  1. Ask the leader for the partition's watermarks: reading at the log end returns
+     nothing, reading outside [log start, log end] is OffsetOutOfRangeError, as in
+     the `Log` interface.
+  2. If the offset is not where the previous read stopped, re-assign at it (records
+     buffered from the old position are dropped).
+  3. Take records until `max_records`/`max_bytes`, the high watermark seen in step 1,
+     or the end-of-partition event; wait for the first one at most `timeout_s` (it is
+     there: step 1 saw it), never for more.
+
+`ReaderPool` keeps the readers of recently read partitions (least recently used
+closed first): each consumer costs librdkafka threads and a connection per broker.
+Each reader has its own lock; different partitions are read in parallel.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict, deque
+
+import confluent_kafka
+
+from log.errors import OffsetOutOfRangeError
+from log.kafka.clients import ClientConfig, operation_error
+from log.records import Record
+
+__all__ = ["PartitionReader", "ReaderPool"]
+
+_EOF = confluent_kafka.KafkaError._PARTITION_EOF
+_RESET = confluent_kafka.KafkaError._AUTO_OFFSET_RESET
+
+
+class PartitionReader:
+    """Reads of one topic-partition (see the module docstring)."""
+
+    def __init__(self, config: ClientConfig, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.lock = threading.Lock()
+        self.closed = False
+        self._timeout_s = config.timeout_s
+        self._consumer = confluent_kafka.Consumer(config.reader())
+        self._next: int | None = None  # offset the buffered stream continues at
+        self._buffer: deque[Record] = deque()
+
+    def watermarks(self) -> tuple[int, int]:
+        tp = confluent_kafka.TopicPartition(self.topic, self.partition)
+        try:
+            low, high = self._consumer.get_watermark_offsets(
+                tp, timeout=self._timeout_s, cached=False
+            )
+        except confluent_kafka.KafkaException as exc:
+            raise operation_error(f"watermarks of {self.topic}-{self.partition}", exc) from None
+        return low, high
+
+    def read(self, offset: int, max_records: int | None, max_bytes: int) -> list[Record]:
+        # Step 1
+        low, high = self.watermarks()
+        if not low <= offset <= high:
+            raise OffsetOutOfRangeError(self.topic, self.partition, offset, low, high)
+        limit = max_records if max_records is not None else 1 << 30
+        if offset == high or limit <= 0:
+            return []
+        # Step 2
+        if offset != self._next:
+            self._buffer.clear()
+            self._consumer.assign(
+                [confluent_kafka.TopicPartition(self.topic, self.partition, offset)]
+            )
+            self._next = offset
+        # Step 3
+        out: list[Record] = []
+        size = 0
+        deadline = time.monotonic() + self._timeout_s
+        while len(out) < limit and (not out or size < max_bytes):
+            if not self._buffer and not self._fill(high, bool(out), deadline):
+                break
+            record = self._buffer[0]
+            if record.offset < offset:  # compaction/markers: never hand out older ones
+                self._buffer.popleft()
+                continue
+            record_size = len(record.value or b"") + len(record.key or b"")
+            if out and size + record_size > max_bytes:
+                break
+            out.append(self._buffer.popleft())
+            size += record_size
+        if out:
+            self._next = out[-1].offset + 1 if not self._buffer else self._buffer[0].offset
+        return out
+
+    def _fill(self, high: int, have_some: bool, deadline: float) -> bool:
+        """Move fetched records into the buffer; False when there are no more now."""
+        while True:
+            if self._next is not None and self._next >= high:
+                return False
+            messages = self._consumer.consume(1000, timeout=0)
+            if not messages:
+                if have_some or time.monotonic() >= deadline:
+                    return False
+                message = self._consumer.poll(0.05)
+                messages = [message] if message is not None else []
+            got = False
+            for m in messages:
+                err = m.error()
+                if err is not None:
+                    if err.code() == _EOF:
+                        continue
+                    if err.code() == _RESET:  # retention removed it since step 1
+                        wanted = self._next if self._next is not None else -1
+                        self._next = None
+                        low, end = self.watermarks()
+                        raise OffsetOutOfRangeError(self.topic, self.partition, wanted, low, end)
+                    raise operation_error(f"read {self.topic}-{self.partition}", err)
+                _kind, ts = m.timestamp()
+                self._buffer.append(
+                    Record(
+                        self.topic,
+                        self.partition,
+                        m.offset(),
+                        ts,
+                        m.key(),
+                        m.value(),
+                        tuple(m.headers() or ()),
+                    )
+                )
+                self._next = m.offset() + 1
+                got = True
+            if got:
+                return True
+            if have_some:
+                return False
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._consumer.close()
+
+
+class ReaderPool:
+    """Readers of recently read partitions, at most `size` open at once."""
+
+    def __init__(self, config: ClientConfig, *, size: int = 16) -> None:
+        self._config = config
+        self._size = size
+        self._lock = threading.Lock()
+        self._readers: OrderedDict[tuple[str, int], PartitionReader] = OrderedDict()
+
+    def get(self, topic: str, partition: int) -> PartitionReader:
+        """The reader of a partition; the caller holds its `lock` while using it."""
+        doomed: list[PartitionReader] = []
+        with self._lock:
+            reader = self._readers.get((topic, partition))
+            if reader is None:
+                reader = PartitionReader(self._config, topic, partition)
+                self._readers[(topic, partition)] = reader
+                while len(self._readers) > self._size:
+                    doomed.append(self._readers.popitem(last=False)[1])
+            else:
+                self._readers.move_to_end((topic, partition))
+        for old in doomed:
+            with old.lock:
+                old.close()
+        return reader
+
+    def forget(self, topic: str) -> None:
+        """Close the readers of a topic that was deleted."""
+        with self._lock:
+            doomed = [k for k in self._readers if k[0] == topic]
+            readers = [self._readers.pop(k) for k in doomed]
+        for reader in readers:
+            with reader.lock:
+                reader.close()
+
+    def close(self) -> None:
+        with self._lock:
+            readers = list(self._readers.values())
+            self._readers.clear()
+        for reader in readers:
+            with reader.lock:
+                reader.close()

@@ -1,0 +1,127 @@
+"""Batched appends with delivery confirmed before `append` returns.
+
+`append(topic, partition, values, …)` hands every record to an idempotent producer
+(`acks=all`) and then waits for each record's delivery report. It returns only when
+all of them are acknowledged by the leader and its in-sync replicas, so the runtime,
+which commits a source offset after `append` returns, never commits an offset for a
+record Kafka does not hold. Any failed report fails the whole call with
+KafkaOperationError (earlier records of the batch may be stored: at-least-once, the
+same as a FileLog append interrupted by a crash).
+
+Offsets: Kafka assigns them. A batch that fits one produce request (`batch.size`,
+1 MB by default) gets contiguous offsets; a larger one may be interleaved with
+another producer's records on the same partition, and the returned range then spans
+those too. The runtime writes each partition from one place, so this does not arise
+there.
+
+Compression is a producer setting in librdkafka, not a per-call one, so there is one
+producer per codec, made on first use. Producers are thread-safe; calls from several
+threads share them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+import confluent_kafka
+
+from log.errors import LogClosedError
+from log.kafka.clients import ClientConfig, operation_error
+from log.kafka.errors import KafkaOperationError
+from log.records import Header
+
+__all__ = ["Writer"]
+
+
+class _Batch:
+    """Delivery reports of one append, filled in by librdkafka's callback thread
+    (inside `poll`/`flush`, i.e. in whichever caller thread serves them)."""
+
+    __slots__ = ("error", "offsets", "pending")
+
+    def __init__(self, count: int) -> None:
+        self.pending = count
+        self.offsets: list[int] = []
+        self.error: confluent_kafka.KafkaError | None = None
+
+    def report(self, err: confluent_kafka.KafkaError | None, msg: confluent_kafka.Message) -> None:
+        self.pending -= 1
+        if err is not None:
+            self.error = self.error or err
+        else:
+            self.offsets.append(msg.offset())
+
+
+class Writer:
+    """The producers of one KafkaLog (see the module docstring)."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self._config = config
+        self._lock = threading.Lock()
+        self._producers: dict[str, confluent_kafka.Producer] = {}
+        self._closed = False
+
+    def _producer(self, codec: str) -> confluent_kafka.Producer:
+        with self._lock:
+            if self._closed:
+                raise LogClosedError()
+            producer = self._producers.get(codec)
+            if producer is None:
+                producer = confluent_kafka.Producer(self._config.producer(codec))
+                self._producers[codec] = producer
+            return producer
+
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None,
+        timestamps: Sequence[int] | None,
+        headers: Sequence[Sequence[Header]] | None,
+        codec: str,
+    ) -> range:
+        if not values:
+            return range(0)  # FileLog too refuses nothing and assigns nothing
+        producer = self._producer(codec)
+        batch = _Batch(len(values))
+        for i, value in enumerate(values):
+            kwargs: dict[str, object] = {"partition": partition, "on_delivery": batch.report}
+            if keys is not None and keys[i] is not None:
+                kwargs["key"] = keys[i]
+            if timestamps is not None:
+                kwargs["timestamp"] = timestamps[i]
+            if headers is not None and headers[i]:
+                kwargs["headers"] = list(headers[i])
+            while True:
+                try:
+                    producer.produce(topic, value, **kwargs)
+                    break
+                except BufferError:  # local queue full: let deliveries drain it
+                    producer.poll(0.05)
+                except confluent_kafka.KafkaException as exc:
+                    raise operation_error(f"append to {topic}-{partition}", exc) from None
+        deadline = time.monotonic() + self._config.timeout_s + 5
+        while batch.pending > 0:
+            if time.monotonic() > deadline:
+                raise KafkaOperationError(
+                    f"append to {topic}-{partition}",
+                    "_TIMED_OUT",
+                    f"{batch.pending} of {len(values)} records have no delivery report",
+                    retriable=True,
+                )
+            producer.flush(0.1)
+        if batch.error is not None:
+            raise operation_error(f"append to {topic}-{partition}", batch.error)
+        return range(min(batch.offsets), max(batch.offsets) + 1)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            producers = list(self._producers.values())
+            self._producers.clear()
+        for producer in producers:
+            producer.flush(self._config.timeout_s)

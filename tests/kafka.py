@@ -1,0 +1,65 @@
+"""A Kafka protocol endpoint for tests (a pytest plugin): librdkafka's mock cluster.
+
+No Kafka broker can be installed here, but librdkafka (inside confluent-kafka) has a
+mock cluster that speaks the Kafka protocol: produce, fetch, list offsets, metadata,
+group coordination and offset commit/fetch. A Producer created with
+`test.mock.num.brokers` owns it; the cluster lives as long as that handle, and any
+client — in this process or another — reaches it at the brokers' host:port from its
+metadata. It has no controller, so admin requests (CreateTopics, DeleteTopics,
+DescribeConfigs, DeleteGroups) fail, and it auto-creates topics with 4 partitions.
+
+`kafka_cluster` (session) is one cluster for tests that start worker processes;
+`make_kafka_log` (per test) opens KafkaLogs on a fresh cluster of its own, which
+costs a few milliseconds and keeps tests' topics apart; all are closed at teardown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import confluent_kafka
+import pytest
+
+from log.kafka import KafkaLog
+
+__all__ = ["MockKafkaCluster", "kafka_cluster", "make_kafka_log"]
+
+
+class MockKafkaCluster:
+    """One librdkafka mock cluster, owned by a Producer handle kept here."""
+
+    def __init__(self, brokers: int = 1) -> None:
+        self._owner: confluent_kafka.Producer | None = confluent_kafka.Producer(
+            {"test.mock.num.brokers": brokers, "log_level": 3}
+        )
+        md = self._owner.list_topics(timeout=10)
+        self.bootstrap = ",".join(f"{b.host}:{b.port}" for b in md.brokers.values())
+
+    def stop(self) -> None:
+        """Tear the cluster down (clients still connected see their connections close)."""
+        self._owner = None
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster() -> Iterator[MockKafkaCluster]:
+    cluster = MockKafkaCluster()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def make_kafka_log() -> Iterator[Callable[..., KafkaLog]]:
+    """KafkaLogs on one fresh mock cluster per test."""
+    cluster = MockKafkaCluster()
+    opened: list[KafkaLog] = []
+
+    def factory(**kwargs: object) -> KafkaLog:
+        kwargs.setdefault("timeout_s", 5.0)
+        log = KafkaLog(cluster.bootstrap, **kwargs)  # type: ignore[arg-type]
+        opened.append(log)
+        return log
+
+    yield factory
+    for log in opened:
+        log.close()
+    cluster.stop()
