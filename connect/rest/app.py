@@ -1,10 +1,11 @@
 """The ASGI application: Kafka Connect's REST API over a Herder.
 
 Paths, methods, bodies, statuses and error bodies follow Kafka Connect (see
-`connect/rest/errors.py` for the error table). Beyond Kafka's surface there is only
-`/openapi.json`, the OpenAPI description. A trailing slash is ignored, as Jersey
-ignores it (`GET /connector-plugins/` works); unknown paths answer 404 and known paths
-with another method 405, both with the JSON error body.
+`connect/rest/errors.py` for the error table). Beyond Kafka's surface there are
+`/openapi.json`, the OpenAPI description, and the operator's endpoints of
+`connect/rest/ops.py` (`/metrics` for Prometheus, `/ops/...` for the CLI). A trailing
+slash is ignored, as Jersey ignores it (`GET /connector-plugins/` works); unknown paths
+answer 404 and known paths with another method 405, both with the JSON error body.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from connect.api import ConnectError
 from connect.herder.api import Herder
-from connect.rest import admin, connectors, plugins
+from connect.rest import admin, connectors, ops, plugins
 from connect.rest.auth import BasicAuth, BasicAuthMiddleware
 from connect.rest.errors import handle_error
 from connect.rest.params import TopicTracking
@@ -64,6 +65,7 @@ def create_app(
     app.include_router(admin.router)
     app.include_router(connectors.router)
     app.include_router(plugins.router)
+    app.include_router(ops.router)
     for kind in (ConnectError, HTTPException, RequestValidationError, Exception):
         app.add_exception_handler(kind, handle_error)
     app.add_middleware(_IgnoreTrailingSlash)

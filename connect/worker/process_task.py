@@ -14,7 +14,11 @@ The protocol, over one duplex pipe (numbered as in the code):
 2. The child opens the log (no maintenance thread: the parent runs retention and
    compaction), builds the task exactly as a thread worker would, and runs it.
 3. The child sends ("status", state, trace) on every state change and ("topic",
-   topic) when the task first uses a topic; the parent hands them to the herder.
+   topic) when the task first uses a topic; the parent hands them to the herder. It
+   also sends ("stats", counters) — the task's metrics snapshot, a small dict — at
+   most every `_STATS_INTERVAL_S` while they change and once more when it stops, so
+   a scrape reads the parent's copy and never waits on a child (a parent that does
+   not know the message ignores it).
 4. The parent sends ("pause",), ("resume",) and ("stop",). On stop, or on SIGTERM
    (e.g. sent to the whole process group), the child stops the task cleanly (final
    offset commit), closes the log and exits; it ignores SIGINT (the parent's to act on).
@@ -33,6 +37,7 @@ import logging
 import multiprocessing
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
@@ -53,6 +58,9 @@ _FINAL = (State.UNASSIGNED, State.FAILED)
 #: a CDC snapshot's time. At a million, only objects that really accumulate (cycles)
 #: bring a collection on.
 _GC_THRESHOLD = 1_000_000
+#: How often a child ships its task's counters (only when they changed): a pickled
+#: dict of ~20 numbers a second costs the child nothing and the parent one small recv.
+_STATS_INTERVAL_S = 1.0
 
 
 class ProcessTask:
@@ -79,6 +87,11 @@ class ProcessTask:
         self.stopped = threading.Event()
         self._conn: Connection | None = None
         self._process: multiprocessing.process.BaseProcess | None = None
+        self._stats: dict[str, Any] = {}
+
+    def metrics_snapshot(self) -> dict[str, Any]:
+        """The counters the child last shipped (step 3); {} before the first."""
+        return self._stats
 
     @property
     def name(self) -> str:
@@ -117,6 +130,8 @@ class ProcessTask:
                     self._report(State(message[1]), message[2])
                 elif message[0] == "topic":
                     self._on_topic(message[1])
+                elif message[0] == "stats":
+                    self._stats = message[1]
         except (EOFError, OSError):
             pass
         self._process.join()
@@ -242,19 +257,32 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
     task = worker.tasks.get((name, index))
     try:
         if task is not None:
-            _serve(conn, task, terminate)
+            _serve(conn, task, terminate, send)
     finally:
         # Steps 4 and 5: a clean stop whatever ended the loop
         worker.stop()
+        if task is not None:
+            send("stats", task.metrics_snapshot())  # Step 3: the final counts
         offsets.stop()
         log.close()
         conn.close()
 
 
-def _serve(conn: Connection, task: Any, terminate: threading.Event) -> None:
+def _serve(
+    conn: Connection, task: Any, terminate: threading.Event, send: Callable[..., None]
+) -> None:
     """Apply the parent's commands until it says stop, goes away, the task ends, or
-    SIGTERM arrives."""
+    SIGTERM arrives; ship the task's counters when they changed (step 3)."""
+    shipped: dict[str, Any] = {}
+    due = time.monotonic()
     while not task.stopped.is_set() and not terminate.is_set():
+        now = time.monotonic()
+        if now >= due:
+            due = now + _STATS_INTERVAL_S
+            stats = task.metrics_snapshot()
+            if _changed(stats, shipped):
+                send("stats", stats)
+                shipped = stats
         try:
             if not conn.poll(0.2):
                 continue
@@ -267,3 +295,8 @@ def _serve(conn: Connection, task: Any, terminate: threading.Event) -> None:
             task.resume()
         elif message[0] == "stop":
             return
+
+
+def _changed(stats: Mapping[str, Any], shipped: Mapping[str, Any]) -> bool:
+    """Whether anything but the snapshot's time differs."""
+    return any(v != shipped.get(k) for k, v in stats.items() if k != "at")

@@ -44,6 +44,7 @@ from connect.api import (
     TopicPartition,
 )
 from connect.errors import DeadLetterQueueReporter, ErrorContext, RetryWithTolerance, Stage
+from connect.metrics.task import TaskMetrics
 from connect.worker.task_base import StatusListener, WorkerTask
 from log import Consumer, Log
 from log import TopicPartition as LogTopicPartition
@@ -204,7 +205,25 @@ class WorkerSinkTask(WorkerTask):
         self.commit_requested = False
         self._last_commit = time.monotonic()
         self._last_topic_scan = 0.0
-        self.records_put = 0
+        self.metrics = TaskMetrics("sink")
+
+    @property
+    def records_put(self) -> int:
+        return self.metrics.records_sent
+
+    def metrics_snapshot(self) -> dict[str, Any]:
+        """The task's counters with its error handler's and dead-letter reporter's, and
+        how many partitions it is assigned (see connect.metrics.task)."""
+        try:
+            partitions = len(self.consumer.assignment())
+        except Exception:  # closed or rebalancing: not worth failing a scrape for
+            partitions = 0
+        return self.metrics.snapshot(
+            record_failures=self._errors.errors_total,
+            records_skipped=self._errors.records_skipped,
+            dlq_records=self._dlq.reported if self._dlq is not None else 0,
+            partition_count=partitions,
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -253,6 +272,7 @@ class WorkerSinkTask(WorkerTask):
         # Step 2
         raw = self.consumer.poll(0.2)
         if raw:
+            self.metrics.records_read += len(raw)
             # Step 3
             records = self._convert_and_transform(raw)
             # Step 4
@@ -278,9 +298,12 @@ class WorkerSinkTask(WorkerTask):
                 self._consumed[tp] = offset
 
     def _put(self, records: list[SinkRecord]) -> None:
+        started = time.perf_counter()
         try:
             self.plugin.put(records)
-            self.records_put += len(records)
+            if records:
+                self.metrics.batch(time.perf_counter() - started)
+                self.metrics.records_sent += len(records)
         except RetriableError as exc:
             _log.warning(
                 "task %s: retriable error from put(), redelivering %d records: %s",
@@ -466,18 +489,27 @@ class WorkerSinkTask(WorkerTask):
         consumed = {tp: o for tp, o in self._consumed.items() if only is None or tp in only}
         if not consumed:
             return
-        # Step 1
-        safe = self.plugin.pre_commit(dict(consumed))
-        changed = {
-            tp: o for tp, o in safe.items() if tp in consumed and self._committed.get(tp) != o
-        }
-        if not changed:
-            return
-        # Step 2
-        if self._dlq is not None:
-            self._dlq.flush()
-        # Step 3
-        self._log.commit_offsets(
-            self.group, {LogTopicPartition(*tp): o for tp, o in changed.items()}
-        )
-        self._committed.update(changed)
+        started = time.perf_counter()
+        ok = False
+        try:
+            # Step 1
+            safe = self.plugin.pre_commit(dict(consumed))
+            changed = {
+                tp: o for tp, o in safe.items() if tp in consumed and self._committed.get(tp) != o
+            }
+            if not changed:
+                ok = True
+                return
+            # Step 2
+            if self._dlq is not None:
+                self._dlq.flush()
+            # Step 3
+            flush_started = time.perf_counter()
+            self._log.commit_offsets(
+                self.group, {LogTopicPartition(*tp): o for tp, o in changed.items()}
+            )
+            self.metrics.fsync(time.perf_counter() - flush_started)
+            self._committed.update(changed)
+            ok = True
+        finally:
+            self.metrics.commit(time.perf_counter() - started, ok=ok)

@@ -38,6 +38,7 @@ from connect.api import (
     SourceTaskContext,
 )
 from connect.errors import RetryWithTolerance, Stage
+from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
 from connect.worker.task_base import StatusListener, WorkerTask
 from log import Log, TopicExistsError
@@ -152,8 +153,22 @@ class WorkerSourceTask(WorkerTask):
             type(plugin).commit_record is not SourceTask.commit_record
             or type(plugin).commit_records is not SourceTask.commit_records
         )
-        self.records_polled = 0
-        self.records_written = 0
+        self.metrics = TaskMetrics("source")
+
+    @property
+    def records_polled(self) -> int:
+        return self.metrics.records_polled
+
+    @property
+    def records_written(self) -> int:
+        return self.metrics.records_written
+
+    def metrics_snapshot(self) -> dict[str, Any]:
+        """The task's counters with its error handler's (see connect.metrics.task)."""
+        return self.metrics.snapshot(
+            record_failures=self._errors.errors_total,
+            records_skipped=self._errors.records_skipped,
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -163,6 +178,7 @@ class WorkerSourceTask(WorkerTask):
 
     def iterate(self) -> None:
         # Step 1
+        started = time.perf_counter()
         try:
             records = self.plugin.poll()
         except RetriableError as exc:
@@ -170,7 +186,9 @@ class WorkerSourceTask(WorkerTask):
             self._stopping.wait(0.1)
             records = None
         if records:
-            self.records_polled += len(records)
+            metrics = self.metrics
+            metrics.batch(time.perf_counter() - started)
+            metrics.records_polled += len(records)
             self._send(records)
         self._maybe_commit()
 
@@ -364,7 +382,8 @@ class WorkerSourceTask(WorkerTask):
             headers=headers if any(headers) else None,
         )
         self._written.add((topic, p))
-        self.records_written += len(values)
+        self.metrics.records_written += len(values)
+        self.metrics.log_appends += 1
         if self._wants_commit_record:
             stamps = timestamps or [int(time.time() * 1000)] * len(values)
             self.plugin.commit_records(originals, _Landed(topic, p, offsets, stamps))
@@ -399,9 +418,17 @@ class WorkerSourceTask(WorkerTask):
         self._last_commit = time.monotonic()
         if not self._pending:
             return
-        for topic, p in self._written:
-            self._log.flush(topic, p)
-        self._written.clear()
-        pending, self._pending = self._pending, {}
-        self._offsets.put(self.connector, pending)
+        started = time.perf_counter()
+        ok = False
+        try:
+            if self._written:
+                for topic, p in self._written:
+                    self._log.flush(topic, p)
+                self.metrics.fsync(time.perf_counter() - started)
+                self._written.clear()
+            pending, self._pending = self._pending, {}
+            self._offsets.put(self.connector, pending)
+            ok = True
+        finally:
+            self.metrics.commit(time.perf_counter() - started, ok=ok)
         self.plugin.commit()

@@ -15,6 +15,7 @@ import threading
 import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import Any
 
 from connect.storage import State
 
@@ -134,3 +135,8 @@ class WorkerTask(ABC):
 
     def close_resources(self) -> None:
         """Release clients and converters (always called, last)."""
+
+    def metrics_snapshot(self) -> dict[str, Any]:
+        """The task's counters as a plain dict (connect.metrics.task); read by the
+        metrics scrape and, for a task in a child process, shipped to the worker."""
+        return {}

@@ -1,0 +1,92 @@
+"""Beyond Kafka's REST surface: what an operator watches and the CLI reads.
+
+- `GET /metrics`: Prometheus' text format (connect.metrics.prometheus).
+- `GET /ops/tasks`: every task with its state, worker, type and records in/out
+  (`connect ps`).
+- `GET /ops/lag[?connector=NAME]`: per sink connector and partition, the log end
+  offset, the committed offset and the lag (`connect lag`).
+- `GET /ops/connectors/{name}/offsets-for-time?timestamp_ms=N`: the offsets entries
+  that move a sink connector to the first record at or after N in each partition (the
+  log's time index), ready to PATCH to `/connectors/{name}/offsets` — replay from a
+  point in time, which Kafka's offsets API cannot do (`connect offsets reset
+  --to-datetime`).
+
+All of them sit behind the same basic auth as every endpoint (the middleware wraps
+the whole app). They are plain `def`s: FastAPI runs them in its threadpool, so
+reading the log does not block the event loop.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from starlette.responses import JSONResponse, Response
+
+from connect.api import NotFoundError
+from connect.herder.api import BadRequestError
+from connect.metrics.view import connectors_view, partition_for_time, sink_lag
+from connect.rest.params import HerderDep
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["operations"])
+
+
+def _log(herder: Any) -> Any:
+    log = getattr(herder, "log", None)
+    if log is None:
+        raise BadRequestError("This worker's herder exposes no log")
+    return log
+
+
+@router.get("/metrics", summary="Prometheus metrics of this worker, its tasks and its log")
+def metrics(herder: HerderDep) -> Response:
+    from connect.metrics.prometheus import CONTENT_TYPE, render
+
+    return Response(render(herder), media_type=CONTENT_TYPE)
+
+
+@router.get("/ops/tasks", summary="Every task: state, worker, type, records in and out")
+def tasks(herder: HerderDep) -> JSONResponse:
+    out = [t.to_json() for c in connectors_view(herder) for t in c.tasks]
+    return JSONResponse({"tasks": out})
+
+
+@router.get("/ops/lag", summary="Per sink connector and partition: log end, committed, lag")
+def lag(
+    herder: HerderDep,
+    connector: Annotated[str | None, Query(description="one sink connector")] = None,
+) -> JSONResponse:
+    log = _log(herder)
+    if connector is not None:
+        herder.connector_info(connector)  # NotFoundError → 404
+    out = []
+    for c in connectors_view(herder):
+        if c.type == "sink" and connector in (None, c.name):
+            out += [item.to_json() for item in sink_lag(log, c.name, c.config)]
+    if connector is not None and not out and herder.connector_info(connector).type != "sink":
+        raise BadRequestError(f"Connector {connector} is not a sink connector")
+    return JSONResponse({"lag": out})
+
+
+@router.get(
+    "/ops/connectors/{name}/offsets-for-time",
+    summary="Offsets of a sink connector's partitions at a time (to PATCH to its offsets)",
+)
+def offsets_for_time(
+    herder: HerderDep,
+    name: str,
+    timestamp_ms: Annotated[int, Query(description="milliseconds since the epoch, UTC")],
+) -> JSONResponse:
+    log = _log(herder)
+    info = herder.connector_info(name)
+    if info.type != "sink":
+        raise BadRequestError(
+            f"Connector {name} is a {info.type} connector; only a sink connector's offsets "
+            "are log positions that a time can be looked up for"
+        )
+    config = herder.connector_config(name)
+    if config is None:
+        raise NotFoundError(f"Connector {name} not found")
+    return JSONResponse({"offsets": partition_for_time(log, name, config, timestamp_ms)})
