@@ -14,6 +14,11 @@ SQLAlchemy's own SQL compiler:
 - integer and float widths that SQLAlchemy's generic types do not tell (SQLite's
   INTEGER is 64 bits, its REAL a double).
 
+- errors: `is_transient(exc, dialect)` says whether a database error is worth trying
+  again (connection lost, deadlock, …) or belongs to the data. MySQL drivers report
+  many data errors (a failed CHECK, for one) as OperationalError, the class that means
+  "transient" everywhere else, so on MySQL the error code decides.
+
 `connect(url, user=…, password=…)` builds an engine from a SQLAlchemy URL and refuses a
 bad one with a `ConfigError` naming `connection.url` (the password never appears in a
 message). `dialect_for(engine)` picks the dialect by the engine's name. The sink uses the
@@ -40,6 +45,7 @@ __all__ = [
     "TableId",
     "connect",
     "dialect_for",
+    "is_transient",
     "safe_url",
 ]
 
@@ -95,6 +101,57 @@ def connect(
         ) from None
     except (sa.exc.ArgumentError, TypeError, ValueError) as exc:
         raise ConfigError(key, safe_url(parsed), str(exc)) from None
+
+
+#: MySQL/MariaDB error codes worth a retry: too many connections (1040), server shutdown
+#: (1053), lock wait timeout (1205), deadlock (1213), query interrupted (1317),
+#: connection killed (1927), cannot connect (2002, 2003), server gone or connection lost
+#: (2006, 2013, 2055), disconnected for inactivity (4031).
+MYSQL_TRANSIENT_CODES = frozenset(
+    {1040, 1053, 1205, 1213, 1317, 1927, 2002, 2003, 2006, 2013, 2055, 4031}
+)
+
+
+def _mysql_code(exc: BaseException) -> int | None:
+    orig = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
+    args = getattr(orig, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def is_transient(exc: BaseException, dialect: sa.Dialect) -> bool:
+    """Whether `exc`, raised through `dialect` (SQLAlchemy's, or its driver's own
+    exception), is transient: the same statements may well succeed when tried again.
+
+    Connection loss (an invalidated connection, InterfaceError), pool timeouts and
+    OperationalError are transient — except on MySQL, whose drivers raise
+    OperationalError for data errors too (PyMySQL does for every unmapped code ≥ 1000,
+    among them a failed CHECK, 4025): there an OperationalError is transient only when
+    its code is in MYSQL_TRANSIENT_CODES (or it has none)."""
+    if isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    dbapi = getattr(dialect, "dbapi", None)
+    interface = tuple(
+        t
+        for t in (
+            sa.exc.InterfaceError,
+            sa.exc.TimeoutError,
+            getattr(dbapi, "InterfaceError", None),
+        )
+        if isinstance(t, type)
+    )
+    if isinstance(exc, interface):
+        return True
+    operational = tuple(
+        t
+        for t in (sa.exc.OperationalError, getattr(dbapi, "OperationalError", None))
+        if isinstance(t, type)
+    )
+    if not isinstance(exc, operational):
+        return False
+    if dialect.name in ("mysql", "mariadb"):
+        code = _mysql_code(exc)
+        return code is None or code in MYSQL_TRANSIENT_CODES
+    return True
 
 
 def check_connection(engine: Engine, *, key: str = URL_CONFIG) -> None:

@@ -30,12 +30,14 @@ database, and SQLite has no TRUNCATE); without, it is a record the sink cannot w
 
 Errors: a transient database error (connection lost, server shutting down, deadlock or
 serialization failure: OperationalError and InterfaceError, SQLAlchemy's or the
-driver's) raises RetriableError, so the runtime delivers the same records again after
-`retry.backoff.ms`, up to `max.retries` times in a row; then the task fails. A table the
-config may not create or change (TableSchemaError) and a misconfiguration fail the task
-at once. Every other failure belongs to records — a value the column refuses, a
-constraint violation, a record the sink cannot map (no schema and no table, a nested
-field, a tombstone without `delete.enabled`):
+driver's; on MySQL, whose drivers raise OperationalError for data errors too, the
+error code decides — `dialects.is_transient`) raises RetriableError, so the runtime
+delivers the same records again after `retry.backoff.ms`, up to `max.retries` times in
+a row; then the task fails. A table the config may not create or change
+(TableSchemaError) and a misconfiguration fail the task at once. Every other failure
+belongs to records — a value the column refuses, a constraint violation, a record the
+sink cannot map (no schema and no table, a nested field, a tombstone without
+`delete.enabled`):
 
 1. A record that cannot be mapped to a row is known at once. A put that the database
    refuses is split in halves, each written in a transaction of its own, in record
@@ -79,6 +81,7 @@ from connect.api import (
     Type,
 )
 from connectors.jdbc import sink_config
+from connectors.jdbc.dialects import is_transient
 from connectors.jdbc.sink_config import CONFIG, SinkSettings
 from connectors.jdbc.sink_fields import FieldsPlan, plan_for
 from connectors.jdbc.sink_writer import JdbcWriter, Run, TableName, TableSchemaError, table_name
@@ -247,15 +250,6 @@ class JdbcSinkTask(SinkTask):
         # config; the sink reads the tolerance itself so that `none` fails the task
         # even when a reporter exists only to log (errors.log.enable).
         self._tolerate = str(props.get("errors.tolerance", "none")).strip().lower() == "all"
-        dbapi = getattr(self.writer.dialect, "dbapi", None)
-        self._driver_transient: tuple[type[BaseException], ...] = tuple(
-            t
-            for t in (
-                getattr(dbapi, "OperationalError", None),
-                getattr(dbapi, "InterfaceError", None),
-            )
-            if isinstance(t, type)
-        )
 
     # ------------------------------------------------------------------- put
 
@@ -314,10 +308,7 @@ class JdbcSinkTask(SinkTask):
         return ConnectError(f"writing {len(records)} records failed: {error}")
 
     def _is_transient(self, exc: BaseException) -> bool:
-        if isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated:
-            return True
-        transient = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.TimeoutError)
-        return isinstance(exc, transient + self._driver_transient)
+        return is_transient(exc, self.writer.dialect)
 
     def _bisect(self, records: Sequence[SinkRecord], error: BaseException) -> None:
         """Write `records`, known to fail together with `error`, in halves (each in its

@@ -21,7 +21,10 @@ int32 → INTEGER, int64 → BIGINT, float32 → REAL, float64 → DOUBLE, boole
 TEXT (VARCHAR(256) for MySQL keys), bytes → binary (VARBINARY(767) for MySQL keys),
 Decimal → NUMERIC with the schema's scale (exact; on SQLite, which has no exact
 decimal type, the text of the decimal), Date → DATE, Time → TIME, Timestamp →
-TIMESTAMP (written in `db.timezone`). Nullability follows `optional`.
+TIMESTAMP (written in `db.timezone`). Nullability follows `optional`. MySQL's TIME and
+DATETIME keep no fraction of a second unless asked, so there Time → TIME(3) and
+Timestamp → DATETIME(3): Connect's Time and Timestamp carry milliseconds (Confluent's
+MySQL dialect does the same). MariaDB is MySQL here (`mariadb+…` URLs included).
 
 Debezium's semantic types (`connectors.jdbc.types`; what Debezium's source connectors,
 and ours for PostgreSQL, emit) map as Debezium's JDBC sink maps them, so a CDC stream
@@ -174,6 +177,7 @@ def _jsonb(element: JsonText, compiler: Any, **kw: Any) -> str:
 
 
 @compiles(JsonText, "mysql")
+@compiles(JsonText, "mariadb")
 def _mysql_json(element: JsonText, compiler: Any, **kw: Any) -> str:
     return "JSON"
 
@@ -220,6 +224,8 @@ def _debezium_type(name: str, dialect: str, *, key: bool) -> sa.types.TypeEngine
 
 def column_type(schema: Schema, dialect: str, *, key: bool, where: str) -> sa.types.TypeEngine:
     """The SQL type for a field of `schema` on `dialect` (see the module docstring)."""
+    if dialect == "mariadb":  # SQLAlchemy's name for MySQL reached by a mariadb:// URL
+        dialect = "mysql"
     name = schema.name
     if name is not None and name.startswith("io.debezium."):
         debezium = _debezium_type(name, dialect, key=key)
@@ -236,9 +242,9 @@ def column_type(schema: Schema, dialect: str, *, key: bool, where: str) -> sa.ty
     if name == DateType.LOGICAL_NAME:
         return sa.Date()
     if name == TimeType.LOGICAL_NAME:
-        return sa.Time()
+        return mysql.TIME(fsp=3) if dialect == "mysql" else sa.Time()
     if name == TimestampType.LOGICAL_NAME:
-        return sa.DateTime()
+        return mysql.DATETIME(fsp=3) if dialect == "mysql" else sa.DateTime()
     t = schema.type
     if t in (Type.INT8, Type.INT16):
         return sa.SmallInteger()

@@ -72,7 +72,14 @@ from connect.api import (
     at_least,
     one_of,
 )
-from connectors.jdbc.dialects import Dialect, TableId, check_connection, connect, dialect_for
+from connectors.jdbc.dialects import (
+    Dialect,
+    TableId,
+    check_connection,
+    connect,
+    dialect_for,
+    is_transient,
+)
 from connectors.jdbc.source_querier import Querier
 from connectors.jdbc.types import NUMERIC_MAPPINGS, from_epoch_offset
 
@@ -611,7 +618,10 @@ class JdbcSourceTask(SourceTask):
         except sa.exc.OperationalError as exc:
             querier.close()
             querier.next_poll = time.monotonic() + min(self._interval, 5.0)
-            if isinstance(exc.orig, Exception) and "privilege" in str(exc.orig).lower():
+            # MySQL reports a missing privilege (and other lasting errors) as an
+            # OperationalError too: its error code tells (`is_transient`).
+            denied = isinstance(exc.orig, Exception) and "privilege" in str(exc.orig).lower()
+            if denied or not is_transient(exc, self._engine.dialect):
                 raise ConnectError(f"cannot read {querier.name}: {_db_reason(exc)}") from exc
             raise RetriableError(f"reading {querier.name} failed: {_db_reason(exc)}") from exc
         except sa.exc.DBAPIError as exc:

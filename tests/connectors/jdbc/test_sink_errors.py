@@ -56,13 +56,9 @@ class Db:
             return [tuple(r) for r in conn.exec_driver_sql("SELECT * FROM orders ORDER BY id")]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'sink.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    database = Db(url)
+@pytest.fixture
+def db(db_url: str) -> Iterator[Db]:
+    database = Db(db_url)
     yield database
     database.engine.dispose()
 

@@ -6,7 +6,6 @@ inside the put's transaction; off, it is a record the sink cannot write."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -57,11 +56,9 @@ def change(op: str, id_: int | None = None, name: str | None = None) -> SinkReco
     )
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'sink.db'}"
-    return str(request.getfixturevalue("postgres_url"))
+@pytest.fixture
+def url(db_url: str) -> str:
+    return db_url
 
 
 def rows(url: str) -> list[tuple] | None:
