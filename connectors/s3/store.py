@@ -14,6 +14,8 @@ Parts go up in the background (`submit`): two threads send them while the task
 thread encodes the next records — the network wait and the request signing (hashlib,
 sockets: both release the GIL) overlap the Python work. At most `IN_FLIGHT` parts are
 queued or sending per task; `submit` blocks beyond that, so memory stays bounded.
+Completions (`finish`) run on a third thread, which waits for an object's parts and
+then completes it.
 
 Thread safety: a boto3 client may be shared by threads; a Store holds nothing else
 that changes.
@@ -63,6 +65,7 @@ class Store:
         self.settings = settings
         self.bucket = settings.bucket
         self._pool: ThreadPoolExecutor | None = None
+        self._committer: ThreadPoolExecutor | None = None
         self._slots = threading.BoundedSemaphore(IN_FLIGHT)
         self.endpoint = settings.url or f"https://s3.{settings.region}.amazonaws.com"
         self._sleep = sleep
@@ -102,10 +105,18 @@ class Store:
         future.add_done_callback(lambda _: self._slots.release())
         return future
 
+    def finish(self, fn: Callable[[], T]) -> Future[T]:
+        """Run `fn` — an object's completion, which waits for its parts — on the one
+        committer thread: never on an upload thread, whose parts it may wait for."""
+        if self._committer is None:
+            self._committer = ThreadPoolExecutor(1, thread_name_prefix="s3-complete")
+        return self._committer.submit(fn)
+
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        for pool in (self._committer, self._pool):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = self._committer = None
 
     # ------------------------------------------------------------------ retries
 

@@ -8,7 +8,8 @@ Protocol (a crash at any step leaves no partial object visible):
 2. `complete()`: an object that never reached a part is sent whole with one
    PutObject; otherwise the rest goes as the last part and CompleteMultipartUpload
    makes the object visible, atomically, under its final key — after every part has
-   been acknowledged (a part's failure raises here).
+   been acknowledged. Both happen in the background: `complete()` returns a future
+   that fails as the upload failed.
 3. `abort()` drops the buffer and aborts the multipart upload (best effort: an upload
    that is never completed stays invisible).
 
@@ -71,16 +72,21 @@ class ObjectUpload:
         """Bytes held in memory (less than a part)."""
         return len(self._buffer)
 
-    def complete(self) -> None:
-        # Step 2
+    def complete(self) -> Future[None]:
+        """Step 2, in the background (Store.finish); the future fails as the upload
+        did."""
+        store, key = self._store, self.key
         if self._upload_id is None:
-            self._store.put(self.key, self._buffer)
-        else:
-            if self._buffer:
-                self._send(bytes(self._buffer))
-            etags = [part.result() for part in self._parts]
-            self._store.complete_multipart(self.key, self._upload_id, etags)
-        self._buffer = bytearray()
+            body = bytes(self._buffer)
+            self._buffer = bytearray()
+            return store.finish(lambda: store.put(key, body))
+        if self._buffer:
+            self._send(bytes(self._buffer))
+            self._buffer = bytearray()
+        parts, upload_id = list(self._parts), self._upload_id
+        return store.finish(
+            lambda: store.complete_multipart(key, upload_id, [p.result() for p in parts])
+        )
 
     def abort(self) -> None:
         # Step 3

@@ -17,12 +17,14 @@ open set is committed — every object in it completed, so visible — as one st
    interval (aligned to midnight in `timezone`) since the set opened — checked on every
    `put`, idle or not, so quiet partitions still get their objects on time.
 
-Each object is named by its first record's offset (names.py). `safe_offset()` is the
-first offset that is not yet in a complete object: the set's start while a set is
-open, else the offset after the last record seen. That is what the task lets the
-runtime commit, so a restart resumes exactly at the start of the next object, and
-(for rules 1-4, which read only the records) cuts the same objects with the same
-bytes again. Rule 5 reads the clock, so a replay after a crash may cut differently.
+Each object is named by its first record's offset (names.py). Objects complete in
+the background (upload.py) while the next set fills. `safe_offset()` is the first
+offset that is not yet in a complete object: the start of the oldest set still
+completing, else of the open set, else the offset after the last record seen. That
+is what the task lets the runtime commit, so a restart resumes exactly at the start of
+the next object, and (for rules 1-4, which read only the records) cuts the same
+objects with the same bytes again. Rule 5 reads the clock, so a replay after a crash
+may cut differently.
 
 On an S3 failure the task calls `reset()`: uploads are aborted, everything not yet
 complete is dropped, and the runtime is told to deliver again from `safe_offset()`.
@@ -32,10 +34,13 @@ redelivery never writes a record twice.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import time
 import zoneinfo
+from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from connect.api import DataError, Schema, SinkRecord, Struct, TopicPartition
@@ -50,6 +55,9 @@ from connectors.s3.upload import ObjectUpload
 __all__ = ["TopicPartitionWriter"]
 
 _NO_SCHEMA: Any = object()
+#: Committed sets whose objects may still be completing in the background; one more
+#: makes `commit` wait for the oldest (this bounds the memory of last parts in flight).
+MAX_COMPLETING = 2
 
 
 class _OpenFile:
@@ -99,12 +107,42 @@ class TopicPartitionWriter:
         self._next_scheduled_ms: int | None = None
         self._needs_time = partitioner.time_based or settings.rotate_interval_ms > 0
         self.objects_committed = 0
+        # (start offset, completions) of committed sets, oldest first.
+        self._completing: deque[tuple[int, list[Future[None]]]] = deque()
 
     # ------------------------------------------------------------------ state
 
     def safe_offset(self) -> int | None:
         """The first offset not yet in a complete object (None: no record seen)."""
+        self._reap(raising=False)
+        if self._completing:
+            return self._completing[0][0]
         return self._start if self._start is not None else self._expected
+
+    def _reap(self, *, raising: bool, block: bool = False) -> bool:
+        """Drop the oldest committed sets whose objects are all complete; True when
+        any was. `raising`: a failed completion raises its S3StoreError (otherwise it
+        stays, holding the safe offset back). `block`: wait for the oldest set."""
+        reaped = False
+        while self._completing:
+            _, futures = self._completing[0]
+            if not block and not all(f.done() for f in futures):
+                break
+            failed = next((f for f in futures if f.exception() is not None), None)
+            if failed is not None:
+                if raising:
+                    failed.result()
+                break
+            self._completing.popleft()
+            self.objects_committed += len(futures)
+            reaped = True
+            block = False
+        return reaped
+
+    def poll_completions(self) -> bool:
+        """True when objects became visible since the last call; raises the error of
+        a failed upload (the task then resets this writer)."""
+        return self._reap(raising=True)
 
     @property
     def open_objects(self) -> int:
@@ -131,6 +169,7 @@ class TopicPartitionWriter:
             i += 1
         for f in self._files.values():
             f.drain()
+        self.poll_completions()
         return self.objects_committed != committed
 
     def _write_chunk(self, records: Sequence[SinkRecord], i: int) -> int:
@@ -253,22 +292,27 @@ class TopicPartitionWriter:
     # ----------------------------------------------------------------- commits
 
     def maybe_rotate_on_schedule(self) -> bool:
-        """Step 5: commit the open set when the scheduled time has passed."""
+        """Step 5: commit the open set when the scheduled time has passed; True when
+        objects became visible since the last check."""
         due = self._next_scheduled_ms
-        if self._start is None or due is None or self._clock() * 1000 < due:
-            return False
-        self.commit()
-        return True
+        if self._start is not None and due is not None and self._clock() * 1000 >= due:
+            self.commit()
+        return self.poll_completions()
 
     def commit(self) -> None:
-        """Complete every open object (each becomes visible at once), then advance."""
+        """Complete every open object (each becomes visible at once, in the
+        background), then start a new set. The safe offset moves past the set only
+        once all its objects are complete."""
         if self._start is None:
             return
+        futures = []
         for file in self._files.values():
             file.drain()
             file.writer.finish()
-            file.upload.complete()
-        self.objects_committed += len(self._files)
+            futures.append(file.upload.complete())
+        self._completing.append((self._start, futures))
+        if len(self._completing) > MAX_COMPLETING:
+            self._reap(raising=True, block=True)
         self._files.clear()
         self._start = None
         self._count = 0
@@ -277,7 +321,12 @@ class TopicPartitionWriter:
 
     def reset(self) -> int | None:
         """Drop everything not yet complete; returns the offset to consume from."""
+        for _, futures in self._completing:
+            for future in futures:
+                with contextlib.suppress(Exception):
+                    future.result()  # let completions under way end, failed or not
         target = self.safe_offset()
+        self._completing.clear()
         for file in self._files.values():
             file.upload.abort()
         self._files.clear()
