@@ -15,7 +15,7 @@ text, a float, numeric(12,2), timestamptz, boolean) is moved into Parquet:
   `sql_database.sql_table` → `filesystem` destination (Parquet) on the same table,
   timed from `pipeline.run()` to its return, per backend (pyarrow, pandas,
   sqlalchemy). dlt runs from a virtualenv of its own (`.venv-dlt`, created on first
-  use with `pip install "dlt[parquet,sql-database]"`), so its pins never touch the
+  use with `pip install "dlt[parquet,sql-database]" pandas`), so its pins never touch the
   project's environment; when it cannot be installed its keys are null.
 - vs_dlt_fastest / vs_dlt_sqlalchemy: lake_rows_per_s over those rates.
 - main_job_s: `python -m connect.demo` (the README's main job) from start to its
@@ -147,6 +147,7 @@ def _sink_config(lake: Path) -> dict[str, str]:
         "tasks.max": "2",
         "topics": TOPIC,
         "store.url": lake.as_uri(),
+        "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
         "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
         "value.format": "json",
         "flush.size": "200000",
@@ -169,6 +170,10 @@ def tributary(url: str, rows: int, spark: Any) -> dict[str, Any]:
                 "slot.name": "bench_lake",
                 "publication.autocreate.mode": "filtered",
                 "max.batch.size": "10000",
+                # JsonConverter's envelopes repeat the schema in every message: lz4
+                # batches make them a twentieth of the size, and cheaper to read.
+                "topic.creation.default.partitions": "2",
+                "topic.creation.default.compression.type": "lz4",
                 "transforms": "unwrap",
                 "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
             },
@@ -206,17 +211,21 @@ print(json.dumps({"seconds": time.perf_counter() - began}))
 
 
 def _dlt_python() -> Path | None:
+    """dlt's interpreter, its virtualenv made (or completed) on first use."""
     python = DLT_VENV / "bin" / "python"
-    if python.exists():
+    probe = [str(python), "-c", "import dlt, pandas, psycopg2, pyarrow, sqlalchemy"]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
         return python
     try:
-        subprocess.run([sys.executable, "-m", "venv", str(DLT_VENV)], check=True)
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(DLT_VENV)], check=True)
         subprocess.run(
             [
                 str(DLT_VENV / "bin" / "pip"),
                 "install",
                 "--quiet",
                 "dlt[parquet,sql-database]",
+                "pandas",
                 "psycopg2-binary",
             ],
             check=True,
@@ -224,7 +233,6 @@ def _dlt_python() -> Path | None:
         )
     except (subprocess.CalledProcessError, OSError) as exc:
         print(f"dlt could not be installed: {exc}", file=sys.stderr)
-        shutil.rmtree(DLT_VENV, ignore_errors=True)
         return None
     return python
 

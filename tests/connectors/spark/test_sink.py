@@ -311,3 +311,35 @@ def test_an_unwritable_store_fails_start_with_the_path(tmp_path: Path) -> None:
     with pytest.raises(StorageError) as info:
         start_task(blocker / "lake")
     assert str(blocker / "lake") in str(info.value)
+
+
+def test_avro_values_from_the_registry_keep_their_types(tmp_path: Path) -> None:
+    from connect.converters.avro import AvroConverter
+    from connect.converters.avro.client import drop_mock_registry
+
+    converter = AvroConverter()
+    converter.configure({"schema.registry.url": "mock://spark-sink"}, False)
+    try:
+        data = [converter.from_connect_data("orders", ORDER, order(i)) for i in range(4)]
+        decoded = converter.to_connect_batch("orders", data)
+    finally:
+        drop_mock_registry("spark-sink")
+    task, _ = start_task(tmp_path, flush_size="4")
+    task.put(
+        [
+            SinkRecord(
+                topic="orders",
+                kafka_partition=0,
+                value_schema=sv.schema,
+                value=sv.value,
+                kafka_offset=i,
+                timestamp=T0,
+            )
+            for i, sv in enumerate(decoded)
+        ]
+    )
+    schema = pq.read_schema(lake_files(tmp_path)[0])
+    assert schema.field("amount").type == pa.decimal128(10, 2)
+    assert schema.field("day").type == pa.date32()
+    assert schema.field("at").type == pa.timestamp("ms", tz="UTC")
+    assert lake_rows(tmp_path)[3]["amount"] == decimal.Decimal("3.75")
