@@ -67,7 +67,7 @@ def subprocess_env() -> dict[str, str]:
 # (`postgres_url`) for tests marked `postgres`; the same for MariaDB (`mysql_server`,
 # `mysql_url`) for tests marked `mysql`; one SparkSession (`spark`) for tests marked
 # `spark`.
-pytest_plugins = ["tests.pg", "tests.mysql", "tests.spark", "tests.s3"]
+pytest_plugins = ["tests.pg", "tests.mysql", "tests.spark", "tests.s3", "tests.kafka"]
 
 
 @pytest.fixture

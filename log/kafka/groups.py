@@ -20,6 +20,7 @@ are read by offset like any other read. `target()` serves the rebalance callback
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import confluent_kafka
@@ -49,6 +50,7 @@ class KafkaGroupMember:
         self._on_leave = on_leave
         self._lock = threading.Lock()
         self._assigned: set[TopicPartition] = set()
+        self._serving = threading.RLock()
         self.consumer = confluent_kafka.Consumer(
             {
                 **config.group_client(group),
@@ -73,8 +75,7 @@ class KafkaGroupMember:
     def target(self) -> set[TopicPartition]:
         """What the coordinator gives us now (partitions past a topic's registered
         count are left out: Tributary never uses them)."""
-        for _ in self.consumer.consume(100, timeout=0):
-            pass  # nothing is fetched (all paused); this serves rebalance callbacks
+        self.serve(0)
         with self._lock:
             assigned = set(self._assigned)
         counts: dict[str, int] = {}
@@ -88,6 +89,12 @@ class KafkaGroupMember:
             if tp.partition < counts[tp.topic]:
                 out.add(tp)
         return out
+
+    def serve(self, timeout_s: float) -> None:
+        """Run pending rebalance callbacks (nothing is fetched: all is paused)."""
+        with self._serving:
+            for _ in self.consumer.consume(100, timeout=timeout_s):
+                pass
 
     def acquire(self, tp: TopicPartition) -> bool:
         with self._lock:
@@ -148,13 +155,39 @@ class GroupOffsets:
                     tp.topic, tp.partition, oam.offset, metadata=oam.metadata
                 )
             parts.append(part)
-        try:
-            result = self._client(group).commit(offsets=parts, asynchronous=False)
-        except confluent_kafka.KafkaException as exc:
-            raise operation_error(f"commit offsets of group {group}", exc) from None
+        result = self._commit(group, parts)
         for part in result or ():
             if part.error is not None:
                 raise operation_error(f"commit offsets of group {group}", part.error)
+
+    def _commit(self, group: str, parts: list) -> list | None:
+        """Commit; while the group rebalances, serve the member's callbacks and retry.
+        The runtime commits revoked partitions right after the coordinator took them
+        (their last positions): such a commit lands once the member has rejoined. The
+        new owner may have read from the older offset meanwhile: at-least-once."""
+        deadline = time.monotonic() + self._config.timeout_s
+        while True:
+            client = self._client(group)
+            try:
+                return client.commit(offsets=parts, asynchronous=False)
+            except confluent_kafka.KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                rebalancing = isinstance(err, confluent_kafka.KafkaError) and err.code() in (
+                    confluent_kafka.KafkaError.REBALANCE_IN_PROGRESS,
+                    confluent_kafka.KafkaError.ILLEGAL_GENERATION,
+                )
+                if not rebalancing or time.monotonic() > deadline:
+                    raise operation_error(f"commit offsets of group {group}", exc) from None
+            member = self._member(group)
+            if member is not None:
+                member.serve(0.05)
+            else:
+                time.sleep(0.05)
+
+    def _member(self, group: str) -> KafkaGroupMember | None:
+        with self._lock:
+            members = self._members.get(group)
+            return members[0] if members else None
 
     def fetch(
         self, group: str, partitions: Sequence[TopicPartition]

@@ -9,8 +9,8 @@ Read protocol (numbered as in `PartitionReader.read`):
   1. Ask the leader for the partition's watermarks: reading at the log end returns
      nothing, reading outside [log start, log end] is OffsetOutOfRangeError, as in
      the `Log` interface.
-  2. If the offset is not where the previous read stopped, re-assign at it (records
-     buffered from the old position are dropped).
+  2. If the offset is not where the previous read stopped, or nothing is buffered,
+     re-assign at it (records buffered from the old position are dropped).
   3. Take records until `max_records`/`max_bytes`, the high watermark seen in step 1,
      or the end-of-partition event; wait for the first one at most `timeout_s` (it is
      there: step 1 saw it), never for more.
@@ -69,8 +69,9 @@ class PartitionReader:
         limit = max_records if max_records is not None else 1 << 30
         if offset == high or limit <= 0:
             return []
-        # Step 2
-        if offset != self._next:
+        # Step 2 (also with nothing buffered: after an end-of-partition event librdkafka
+        # may wait seconds before fetching again, a fresh assignment fetches at once)
+        if offset != self._next or not self._buffer:
             self._buffer.clear()
             self._consumer.assign(
                 [confluent_kafka.TopicPartition(self.topic, self.partition, offset)]
@@ -81,7 +82,7 @@ class PartitionReader:
         size = 0
         deadline = time.monotonic() + self._timeout_s
         while len(out) < limit and (not out or size < max_bytes):
-            if not self._buffer and not self._fill(high, bool(out), deadline):
+            if not self._buffer and not self._fill(high, deadline):
                 break
             record = self._buffer[0]
             if record.offset < offset:  # compaction/markers: never hand out older ones
@@ -96,14 +97,16 @@ class PartitionReader:
             self._next = out[-1].offset + 1 if not self._buffer else self._buffer[0].offset
         return out
 
-    def _fill(self, high: int, have_some: bool, deadline: float) -> bool:
-        """Move fetched records into the buffer; False when there are no more now."""
+    def _fill(self, high: int, deadline: float) -> bool:
+        """Move fetched records into the buffer; False at the high watermark seen in
+        step 1, at the end-of-partition event (compaction or transaction markers can
+        leave the last offsets without records), or at the deadline."""
         while True:
             if self._next is not None and self._next >= high:
                 return False
             messages = self._consumer.consume(1000, timeout=0)
             if not messages:
-                if have_some or time.monotonic() >= deadline:
+                if time.monotonic() >= deadline:
                     return False
                 message = self._consumer.poll(0.05)
                 messages = [message] if message is not None else []
@@ -112,6 +115,8 @@ class PartitionReader:
                 err = m.error()
                 if err is not None:
                     if err.code() == _EOF:
+                        if not got:
+                            return False
                         continue
                     if err.code() == _RESET:  # retention removed it since step 1
                         wanted = self._next if self._next is not None else -1
@@ -135,8 +140,6 @@ class PartitionReader:
                 got = True
             if got:
                 return True
-            if have_some:
-                return False
 
     def close(self) -> None:
         if not self.closed:

@@ -118,8 +118,7 @@ class TopicAdmin:
                 raise InvalidConfigError(
                     "partitions",
                     partitions,
-                    f"the cluster has no admin API and auto-created {name} with {count} "
-                    "partitions",
+                    f"the cluster has no admin API and auto-created {name} with {count} partitions",
                 )
         # Step 5
         self.registry.put(name, partitions, overrides)
@@ -220,9 +219,9 @@ class TopicAdmin:
             resource = confluent_kafka.admin.ConfigResource(
                 "topic", name, set_config={k: str(v) for k, v in merged.items()}
             )
-            future = self._admin.alter_configs(
-                [resource], request_timeout=self._config.timeout_s
-            )[resource]
+            future = self._admin.alter_configs([resource], request_timeout=self._config.timeout_s)[
+                resource
+            ]
             try:
                 future.result(timeout=self._config.timeout_s + 1)
             except confluent_kafka.KafkaException as exc:

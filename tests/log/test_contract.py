@@ -1,0 +1,318 @@
+"""The `Log` contract, run against every implementation: FileLog (a directory) and
+KafkaLog (librdkafka's mock Kafka cluster, a fresh one per test).
+
+Only what the interface promises is asserted here; what one backend adds (FileLog's
+segments, sizes and files; KafkaLog's handling of counts the broker chose) is tested
+beside that backend. `make` opens another log on the same storage, which is how a
+second process sees it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from log import (
+    Consumer,
+    InvalidConfigError,
+    InvalidRecordError,
+    InvalidTopicError,
+    Log,
+    OffsetAndMetadata,
+    OffsetOutOfRangeError,
+    Producer,
+    TopicConfig,
+    TopicExistsError,
+    TopicPartition,
+    UnknownTopicOrPartitionError,
+    partition_for_key,
+)
+
+MakeLog = Callable[[], Log]
+
+
+@pytest.fixture(params=["file", "kafka"])
+def make(request: pytest.FixtureRequest) -> MakeLog:
+    """Open logs over one storage: a directory, or one mock Kafka cluster."""
+    if request.param == "file":
+        make_log = request.getfixturevalue("make_log")
+        return lambda: make_log()
+    make_kafka_log = request.getfixturevalue("make_kafka_log")
+    return lambda: make_kafka_log()
+
+
+@pytest.fixture
+def log(make: MakeLog) -> Log:
+    return make()
+
+
+def _drain(consumer: Consumer, want: int, timeout_s: float = 10.0) -> list:
+    out: list = []
+    deadline = time.monotonic() + timeout_s
+    while len(out) < want and time.monotonic() < deadline:
+        out.extend(consumer.poll(0.2))
+    return out
+
+
+def test_implements_the_log_protocol(log: Log) -> None:
+    assert isinstance(log, Log)
+
+
+def test_create_describe_list(log: Log) -> None:
+    desc = log.create_topic("orders", 3, config={"retention.ms": "1000"})
+    assert [p.partition for p in desc.partitions] == [0, 1, 2]
+    assert desc.config["retention.ms"] == 1000
+    assert all(p.earliest_offset == p.latest_offset == 0 for p in desc.partitions)
+    assert log.append("orders", 1, [b"a", b"b"]) == range(0, 2)
+    assert log.describe_topic("orders").partitions[1].latest_offset == 2
+    assert log.list_topics() == ["orders"]
+    assert log.partition_count("orders") == 3
+    with pytest.raises(TopicExistsError):
+        log.create_topic("orders", 1)
+    with pytest.raises(UnknownTopicOrPartitionError):
+        log.describe_topic("missing")
+    with pytest.raises(UnknownTopicOrPartitionError):
+        log.partition_count("missing")
+    with pytest.raises(UnknownTopicOrPartitionError):
+        log.append("missing", 0, [b"x"])
+    with pytest.raises(UnknownTopicOrPartitionError):
+        log.append("orders", 3, [b"x"])
+    assert log.list_topics() == ["orders"]  # nothing was created by those calls
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "../x", "a b", "é", "x" * 250])
+def test_bad_topic_names(log: Log, name: str) -> None:
+    with pytest.raises(InvalidTopicError) as info:
+        log.create_topic(name, 1)
+    assert info.value.name == name
+    with pytest.raises(InvalidTopicError):
+        log.append(name, 0, [b"x"])
+    assert log.list_topics() == []
+
+
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [({"retention.ms": "soon"}, "retention.ms"), ({"no.such.key": 1}, "no.such.key")],
+)
+def test_bad_config_names_the_key(log: Log, config: dict, key: str) -> None:
+    with pytest.raises(InvalidConfigError) as info:
+        log.create_topic("t", 1, config=config)
+    assert info.value.key == key
+    assert log.list_topics() == []
+
+
+def test_bad_partition_counts(log: Log) -> None:
+    for bad in (0, -1):
+        with pytest.raises(InvalidConfigError) as info:
+            log.create_topic("t", bad)
+        assert info.value.key == "partitions"
+    assert log.list_topics() == []
+
+
+def test_append_returns_offsets_and_read_bounds(log: Log) -> None:
+    log.create_topic("t", 1)
+    assert log.append("t", 0, [b"a", b"b", b"c"]) == range(0, 3)
+    assert log.append("t", 0, [b"d"], keys=[b"k"], headers=[[("h", b"v")]]) == range(3, 4)
+    recs = log.read("t", 0, 1)
+    assert [(r.offset, r.value) for r in recs] == [(1, b"b"), (2, b"c"), (3, b"d")]
+    assert recs[-1].key == b"k" and recs[-1].headers == (("h", b"v"),)
+    assert [r.offset for r in log.read("t", 0, 0, max_records=2)] == [0, 1]
+    # max_bytes never stops a read before its first record (a reader must progress).
+    assert [r.offset for r in log.read("t", 0, 0, max_bytes=1)][:1] == [0]
+    assert log.read("t", 0, 4) == []
+    with pytest.raises(OffsetOutOfRangeError) as info:
+        log.read("t", 0, 5)
+    assert (info.value.offset, info.value.start, info.value.end) == (5, 0, 4)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read("t", 0, -1)
+    assert (log.earliest_offset("t", 0), log.latest_offset("t", 0)) == (0, 4)
+
+
+def test_reads_jump_back_and_forth(log: Log) -> None:
+    log.create_topic("t", 2)
+    log.append("t", 0, [b"%d" % i for i in range(100)])
+    log.append("t", 1, [b"x"])
+    assert [r.offset for r in log.read("t", 0, 90)] == list(range(90, 100))
+    assert [r.offset for r in log.read("t", 0, 10, max_records=3)] == [10, 11, 12]
+    assert [r.offset for r in log.read("t", 0, 13, max_records=2)] == [13, 14]
+    assert log.read("t", 1, 0)[0].value == b"x"
+    assert [r.value for r in log.read("t", 0, 0, max_records=1)] == [b"0"]
+
+
+def test_null_values_keys_timestamps_headers(log: Log) -> None:
+    log.create_topic("t", 1)
+    log.append(
+        "t",
+        0,
+        [None, b"v"],
+        keys=[b"k", None],
+        timestamps=[1_000, 2_000],
+        headers=[[("a", b"1"), ("n", None)], []],
+    )
+    first, second = log.read("t", 0, 0)
+    assert (first.key, first.value, first.timestamp) == (b"k", None, 1_000)
+    assert first.headers == (("a", b"1"), ("n", None))
+    assert (second.key, second.value, second.timestamp, second.headers) == (None, b"v", 2_000, ())
+
+
+def test_compacted_topics_refuse_null_keys(log: Log) -> None:
+    log.create_topic("c", 1, config={"cleanup.policy": "compact"})
+    with pytest.raises(InvalidRecordError):
+        log.append("c", 0, [b"v"])
+    with pytest.raises(InvalidRecordError):
+        log.append("c", 0, [b"v", b"w"], keys=[b"k", None])
+    assert log.latest_offset("c", 0) == 0
+    assert log.append("c", 0, [b"v"], keys=[b"k"]) == range(0, 1)
+
+
+def test_max_message_bytes(log: Log) -> None:
+    log.create_topic("t", 1, config={"max.message.bytes": 1000})
+    with pytest.raises(InvalidRecordError, match=r"max\.message\.bytes"):
+        log.append("t", 0, [b"x" * 2000])
+    assert log.append("t", 0, [b"x" * 100]) == range(0, 1)
+
+
+@pytest.mark.parametrize("codec", ["gzip", "lz4", "zstd", "none"])
+def test_compressed_round_trip(make: MakeLog, codec: str) -> None:
+    log = make()
+    log.create_topic("z", 1, config={"compression.type": codec})
+    values = [b"%d-" % i + b"payload" * 20 for i in range(500)]
+    log.append("z", 0, values)
+    log.append("z", 0, [b"other codec"], compression="gzip")
+    assert [r.value for r in log.read("z", 0, 0, max_bytes=16 << 20)] == [*values, b"other codec"]
+    assert [r.value for r in make().read("z", 0, 0, max_bytes=16 << 20)][:2] == values[:2]
+
+
+def test_offset_for_timestamp(log: Log) -> None:
+    log.create_topic("t", 1)
+    for i in range(50):
+        log.append("t", 0, [b"v%d" % i], timestamps=[1000 + 10 * i])
+    assert log.offset_for_timestamp("t", 0, 0) == 0
+    assert log.offset_for_timestamp("t", 0, 1000) == 0
+    assert log.offset_for_timestamp("t", 0, 1001) == 1
+    assert log.offset_for_timestamp("t", 0, 1250) == 25
+    assert log.offset_for_timestamp("t", 0, 1490) == 49
+    assert log.offset_for_timestamp("t", 0, 1491) is None
+
+
+def test_another_log_sees_topics_records_and_changes(log: Log, make: MakeLog) -> None:
+    log.create_topic("t", 2)
+    other = make()
+    assert other.partition_count("t") == 2
+    log.append("t", 1, [b"x"])
+    assert other.read("t", 1, 0)[0].value == b"x"
+    log.create_partitions("t", 3)
+    assert log.partition_count("t") == 3
+    assert log.append("t", 2, [b"y"]) == range(0, 1)
+    assert other.read("t", 2, 0)[0].value == b"y"
+    with pytest.raises(InvalidConfigError):
+        log.create_partitions("t", 2)  # never shrinks
+
+
+def test_alter_topic_config(log: Log) -> None:
+    log.create_topic("t", 1)
+    log.alter_topic_config("t", {"retention.ms": 5000})
+    assert log.describe_topic("t").config["retention.ms"] == 5000
+    log.alter_topic_config("t", {"retention.ms": None})
+    assert log.describe_topic("t").config["retention.ms"] == TopicConfig().retention_ms
+    with pytest.raises(InvalidConfigError):
+        log.alter_topic_config("t", {"segment.bytes": "x"})
+
+
+def test_closed_log_refuses_calls(make: MakeLog) -> None:
+    log = make()
+    log.create_topic("t", 1)
+    log.close()
+    with pytest.raises(Exception, match="closed"):
+        log.append("t", 0, [b"x"])
+    log.close()  # twice is fine
+
+
+def test_commit_and_fetch_group_offsets(log: Log, make: MakeLog) -> None:
+    log.create_topic("t", 2)
+    tp0, tp1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    assert log.committed_offsets("g") == {}
+    log.commit_offsets("g", {tp0: 5, tp1: OffsetAndMetadata(7, "note")})
+    log.commit_offsets("g", {tp0: 6})
+    log.commit_offsets("h", {tp0: 1})
+    other = make()
+    for view in (log, other):
+        got = view.committed_offsets("g")
+        assert {tp: o.offset for tp, o in got.items()} == {tp0: 6, tp1: 7}
+        assert got[tp1].metadata == "note"
+        assert {tp: o.offset for tp, o in view.committed_offsets("g", [tp1]).items()} == {tp1: 7}
+        assert view.committed_offsets("h", [tp1]) == {}
+    with pytest.raises(ValueError, match="negative"):
+        log.commit_offsets("g", {tp0: -1})
+
+
+def test_producer_places_keys_by_murmur2(log: Log) -> None:
+    log.create_topic("t", 3)
+    keys = [b"key-%d" % i for i in range(30)]
+    with Producer(log, linger_ms=1) as producer:
+        for key in keys:
+            producer.send("t", b"v", key)
+    placed = {r.key: p for p in range(3) for r in log.read("t", p, 0)}
+    assert placed == {key: partition_for_key(key, 3) for key in keys}
+
+
+def test_consumer_assign_seek_poll_commit_resume(log: Log, make: MakeLog) -> None:
+    log.create_topic("t", 2)
+    log.append("t", 0, [b"a%d" % i for i in range(10)])
+    log.append("t", 1, [b"b%d" % i for i in range(5)])
+    tp0, tp1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    consumer = Consumer(log, group_id="g", auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer.assign([tp0, tp1])
+    got = _drain(consumer, 15)
+    assert sorted((r.partition, r.offset) for r in got) == (
+        [(0, i) for i in range(10)] + [(1, i) for i in range(5)]
+    )
+    consumer.seek(tp0, 7)
+    assert [r.offset for r in _drain(consumer, 3) if r.partition == 0] == [7, 8, 9]
+    consumer.commit({tp0: 8, tp1: 3})
+    consumer.close()
+    again = Consumer(make(), group_id="g", enable_auto_commit=False)
+    again.assign([tp0, tp1])
+    got = _drain(again, 4)
+    assert sorted((r.partition, r.offset) for r in got) == [(0, 8), (0, 9), (1, 3), (1, 4)]
+    again.close()
+
+
+def test_group_members_share_partitions_and_take_over(log: Log) -> None:
+    log.create_topic("t", 4)
+    for p in range(4):
+        log.append("t", p, [b"p%d-%d" % (p, i) for i in range(5)])
+    a, b = (
+        Consumer(
+            log, group_id="g", auto_offset_reset="earliest", member_id=m, heartbeat_interval_ms=0
+        )
+        for m in ("a", "b")
+    )
+    a.subscribe(["t"])
+    b.subscribe(["t"])
+    seen: list = []
+    deadline = time.monotonic() + 25
+    while time.monotonic() < deadline and not (
+        len(seen) == 20 and a.assignment() and b.assignment()
+    ):
+        seen += a.poll(0.05) + b.poll(0.05)
+    assert sorted(r.value for r in seen) == sorted(
+        b"p%d-%d" % (p, i) for p in range(4) for i in range(5)
+    )
+    assert a.assignment().isdisjoint(b.assignment())
+    assert len(a.assignment() | b.assignment()) == 4
+    a.close()  # commits and leaves: b takes everything over
+    for p in range(4):
+        log.append("t", p, [b"late-%d" % p])
+    late: list = []
+    deadline = time.monotonic() + 25
+    while len(late) < 4 and time.monotonic() < deadline:
+        late += b.poll(0.1)
+    assert sorted(r.value for r in late) == [b"late-%d" % p for p in range(4)]
+    assert len(b.assignment()) == 4
+    b.close()
+    assert {tp.partition: o.offset for tp, o in log.committed_offsets("g").items()} == {
+        p: 6 for p in range(4)
+    }
