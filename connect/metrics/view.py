@@ -14,6 +14,7 @@ its earliest offset, where a sink with `auto.offset.reset=earliest` would start.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -28,10 +29,10 @@ __all__ = [
     "TaskView",
     "TopicView",
     "connectors_view",
+    "log_usage",
     "partition_for_time",
     "sink_lag",
     "sink_topics",
-    "topics_view",
 ]
 
 #: Observed states a connector or task can report (connect.storage.State).
@@ -110,7 +111,6 @@ class TopicView:
     partitions: int
     segments: int
     size_bytes: int
-    records: int
 
 
 def connectors_view(herder: Any) -> list[ConnectorView]:
@@ -223,25 +223,35 @@ def partition_for_time(
     return out
 
 
-def topics_view(log: Any) -> list[TopicView]:
-    """Every topic of the log (internal ones too) with its partition and segment
-    counts, size on disk and offsets spanned; [] for a log that cannot describe."""
-    describe = getattr(log, "describe_topic", None)
-    if describe is None:
+def log_usage(log: Any) -> list[TopicView]:
+    """Every topic of an embedded log (internal ones too) with its partitions, segments
+    and bytes on disk, from one directory listing per partition.
+
+    Why not `describe_topic`: it reads each topic's metadata and refreshes each
+    partition (a stat per segment file and more), ~0.4 ms a topic — 80 ms of a scrape
+    over 200 topics. The layout (`<log.dir>/<topic>/<partition>/<base offset>.log`,
+    docs/log-format.md) is the log's stable on-disk contract, so counting its files
+    is exact for segments and bytes. [] for a log with no directory (Kafka)."""
+    directory = getattr(log, "directory", None)
+    if directory is None:
         return []
     out = []
-    for name in log.list_topics(include_internal=True):
+    try:
+        topics = [e for e in os.scandir(directory) if e.is_dir() and e.name[0] not in ".~"]
+    except OSError:
+        return []
+    for topic in sorted(topics, key=lambda e: e.name):
+        partitions = segments = size = 0
         try:
-            desc = describe(name)
-        except LogError:
-            continue  # deleted meanwhile
-        out.append(
-            TopicView(
-                name,
-                len(desc.partitions),
-                sum(p.segments for p in desc.partitions),
-                desc.size_bytes,
-                sum(p.records for p in desc.partitions),
-            )
-        )
+            for part in os.scandir(topic.path):
+                if not part.name.isdigit() or not part.is_dir():
+                    continue
+                partitions += 1
+                for entry in os.scandir(part.path):
+                    if entry.name.endswith(".log"):
+                        segments += 1
+                        size += entry.stat().st_size
+        except OSError:
+            continue  # deleted while listing
+        out.append(TopicView(topic.name, partitions, segments, size))
     return out

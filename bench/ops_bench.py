@@ -1,0 +1,172 @@
+"""Benchmark of the operator's endpoints; prints one JSON object.
+
+One standalone worker process (`connect standalone`, real HTTP) runs C connectors of
+VerifiableSource with T tasks each, every task sending one record a second (a cheap
+source, so the figure is the scrape and not the traffic). Once every task is
+RUNNING and has shipped counters, `/metrics` is scraped R times over HTTP (httpx,
+a fresh request each time) and `/ops/tasks` (what `connect ps` reads) likewise.
+
+Tasks run as threads (`task.isolation=thread`): 600 task processes would not fit this
+machine's memory, and a process task's counters are a dict the worker already holds,
+so threads are the harder case for the scrape (its reads contend with 600 running
+task threads for the interpreter lock).
+
+    python bench/ops_bench.py [--connectors 200] [--tasks 3] [--scrapes 20]
+
+Keys: metrics_scrape_ms (median over the scrapes), metrics_scrape_p95_ms,
+metrics_bytes, metrics_samples, ops_tasks_ms (median), setup_s (create and start
+every connector), and the settings. `console_first_render_200_ms` is null: the web
+console of issue 9 is not built yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT_S = 300.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(predicate, what: str, timeout_s: float = TIMEOUT_S):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(0.2)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+def _timed(client: httpx.Client, path: str, runs: int) -> tuple[list[float], httpx.Response]:
+    times, response = [], None
+    for _ in range(runs):
+        started = time.perf_counter()
+        response = client.get(path)
+        times.append((time.perf_counter() - started) * 1000)
+        response.raise_for_status()
+    assert response is not None
+    return times, response
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--connectors", type=int, default=200)
+    parser.add_argument("--tasks", type=int, default=3)
+    parser.add_argument("--scrapes", type=int, default=20)
+    parser.add_argument("--dir", help="work directory (default: a temporary one)")
+    args = parser.parse_args()
+
+    work = Path(args.dir or tempfile.mkdtemp(prefix="ops-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    config = {
+        "log.dir": str(work / "log"),
+        "listeners": f"http://127.0.0.1:{port}",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "task.isolation": "thread",
+        "offset.flush.interval.ms": "5000",
+    }
+    (work / "worker.json").write_text(json.dumps(config))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with open(work / "worker.err", "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "connect.cli.main", "standalone", str(work / "worker.json")],
+            cwd=work,
+            env=env,
+            stdout=subprocess.DEVNULL,  # VerifiableSource reports each record there
+            stderr=err,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+
+            def ready() -> bool:
+                if proc.poll() is not None:
+                    raise SystemExit((work / "worker.err").read_text(errors="replace")[-3000:])
+                try:
+                    return client.get("/").status_code == 200
+                except httpx.TransportError:
+                    return False
+
+            _wait(ready, "the REST API")
+            started = time.perf_counter()
+            for i in range(args.connectors):
+                response = client.post(
+                    "/connectors",
+                    json={
+                        "name": f"src-{i:03d}",
+                        "config": {
+                            "connector.class": "VerifiableSource",
+                            "tasks.max": str(args.tasks),
+                            "topic": f"bench-{i:03d}",
+                            "throughput": "1",
+                        },
+                    },
+                )
+                response.raise_for_status()
+            want = args.connectors * args.tasks
+
+            def all_counting() -> bool:
+                tasks = client.get("/ops/tasks").json()["tasks"]
+                running = [t for t in tasks if t["state"] == "RUNNING" and t["records_out"]]
+                return len(running) == want
+
+            _wait(all_counting, f"{want} running tasks with records")
+            setup_s = time.perf_counter() - started
+            _timed(client, "/metrics", 2)  # warm up (imports, first describe of topics)
+            scrapes, response = _timed(client, "/metrics", args.scrapes)
+            text = response.text
+            ops, _ = _timed(client, "/ops/tasks", max(3, args.scrapes // 4))
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if not args.dir:
+            shutil.rmtree(work, ignore_errors=True)
+    samples = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
+    scrapes.sort()
+    print(
+        json.dumps(
+            {
+                "metrics_scrape_ms": round(statistics.median(scrapes), 1),
+                "metrics_scrape_p95_ms": round(scrapes[int(0.95 * (len(scrapes) - 1))], 1),
+                "metrics_bytes": len(text.encode()),
+                "metrics_samples": samples,
+                "ops_tasks_ms": round(statistics.median(ops), 1),
+                "console_first_render_200_ms": None,
+                "console_note": "the web console (issue 9) is not built yet",
+                "setup_s": round(setup_s, 1),
+                "connectors": args.connectors,
+                "tasks_per_connector": args.tasks,
+                "scrapes": args.scrapes,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
