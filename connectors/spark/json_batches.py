@@ -29,6 +29,7 @@ import decimal
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -249,22 +250,31 @@ class JsonBatchDecoder:
     def decode(self, values: Sequence[bytes]) -> list[tuple[pa.RecordBatch, np.ndarray]]:
         """Record batches and, for each, the positions in `values` of its rows."""
         out: list[tuple[pa.RecordBatch, np.ndarray]] = []
+        if set(map(type, values)) - {bytes}:  # the fast paths below take bytes only
+            values = [bytes(v) if isinstance(v, (bytearray, memoryview)) else v for v in values]
         i, n = 0, len(values)
         while i < n:
             first = values[i]
-            if not isinstance(first, (bytes, bytearray)):
+            if not isinstance(first, bytes):
                 raise DataError(
                     "value.format=json needs bytes values: set the connector's "
                     "value.converter to org.apache.kafka.connect.converters.ByteArrayConverter"
                 )
             if first.startswith(_ENVELOPE):
                 prefix, plan = self._plan_for(first)
-                j = i
-                while j < n and values[j].startswith(prefix):
-                    j += 1
+                # The run's end and its null payloads, found by loops in C.
+                rest = values[i:] if i else values
+                same = list(map(bytes.startswith, rest, repeat(prefix)))
+                j = i + (same.index(False) if False in same else len(same))
+                run = rest[: j - i]
                 cut = len(prefix)
-                rows = [k for k in range(i, j) if values[k][cut:] != _NULL_PAYLOAD]
-                payloads = [values[k][cut:-1] for k in rows]
+                null_size = cut + len(_NULL_PAYLOAD)
+                if null_size in set(map(len, run)):
+                    rows = [i + k for k, v in enumerate(run) if v[cut:] != _NULL_PAYLOAD]
+                    payloads = [values[k][cut:-1] for k in rows]
+                else:
+                    rows = list(range(i, j))
+                    payloads = [v[cut:-1] for v in run]
                 if payloads:
                     out.append((self._read(payloads, plan), np.asarray(rows, np.int64)))
             else:

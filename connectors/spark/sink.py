@@ -30,6 +30,7 @@ there; `pre_commit` hands the runtime only offsets of published records.
 from __future__ import annotations
 
 import logging
+import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -131,14 +132,7 @@ class SparkParquetSinkTask(SinkTask):
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         if records:
-            by_tp: dict[TopicPartition, list[SinkRecord]] = {}
-            for rec in records:
-                tp = rec.topic_partition
-                group = by_tp.get(tp)
-                if group is None:
-                    group = by_tp[tp] = []
-                group.append(rec)
-            for tp, recs in by_tp.items():
+            for tp, recs in _by_partition(records).items():
                 self._put_partition(tp, recs)
         # Records consumed before open()'s seek took effect are behind us now.
         self._just_opened.clear()
@@ -208,3 +202,30 @@ class SparkParquetSinkTask(SinkTask):
         for writer in self.writers.values():
             writer.close()
         self.writers.clear()
+
+
+def _by_partition(records: Sequence[SinkRecord]) -> dict[TopicPartition, list[SinkRecord]]:
+    """Records per log partition, in order. The common case — nothing rerouted by a
+    transform, one partition per poll chunk — is found with loops in C, not a
+    `topic_partition` property call per record."""
+    first = records[0]
+    if (
+        first.original_topic is None
+        and first.original_kafka_partition is None
+        and all(r.original_topic is None and r.original_kafka_partition is None for r in records)
+    ):
+        keys = list(zip(map(_topic, records), map(_partition, records), strict=True))
+        if keys.count(keys[0]) == len(keys):
+            return {TopicPartition(*keys[0]): list(records)}
+        out: dict[TopicPartition, list[SinkRecord]] = {}
+        for key, rec in zip(keys, records, strict=True):
+            out.setdefault(TopicPartition(*key), []).append(rec)
+        return out
+    grouped: dict[TopicPartition, list[SinkRecord]] = {}
+    for rec in records:
+        grouped.setdefault(rec.topic_partition, []).append(rec)
+    return grouped
+
+
+_topic = operator.attrgetter("topic")
+_partition = operator.attrgetter("kafka_partition")
