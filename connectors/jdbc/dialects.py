@@ -46,6 +46,7 @@ __all__ = [
     "connect",
     "dialect_for",
     "is_transient",
+    "reflected_name",
     "safe_url",
 ]
 
@@ -101,6 +102,17 @@ def connect(
         ) from None
     except (sa.exc.ArgumentError, TypeError, ValueError) as exc:
         raise ConfigError(key, safe_url(parsed), str(exc)) from None
+
+
+def reflected_name(name: str, dialect: sa.Dialect) -> str:
+    """A column name as SQLAlchemy's reflection gives it, made the column's real name.
+
+    SQLAlchemy's MySQL reflection reads column names out of SHOW CREATE TABLE and
+    leaves a backtick in a name escaped (doubled): `we`ird` comes back as `we``ird`,
+    which then names no column. Undo that on MySQL; other dialects are exact."""
+    if dialect.name in ("mysql", "mariadb"):
+        return name.replace("``", "`")
+    return name
 
 
 #: MySQL/MariaDB error codes worth a retry: too many connections (1040), server shutdown
@@ -301,9 +313,14 @@ class SqliteDialect(Dialect):
 
 
 class MySqlDialect(Dialect):
+    """MySQL and MariaDB. CURRENT_TIMESTAMP without a precision is cut to whole seconds
+    there, which would hold back every row changed within the current second (the
+    upper bound of a timestamp query): ask for the microseconds DATETIME(6) keeps."""
+
     name = "mysql"
     uses_database = True
     uses_schema = False  # a MySQL schema is its database
+    current_timestamp_sql = "SELECT CURRENT_TIMESTAMP(6)"
 
     def user_schemas(self, inspector: sa.Inspector) -> list[str | None]:
         return [None]

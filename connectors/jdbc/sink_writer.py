@@ -48,7 +48,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from connect.api import ConnectError, DataError
-from connectors.jdbc.dialects import connect
+from connectors.jdbc.dialects import connect, reflected_name
 from connectors.jdbc.sink_config import SinkSettings
 from connectors.jdbc.sink_fields import Column, FieldsPlan, column_type, value_converter
 
@@ -306,6 +306,8 @@ class JdbcWriter:
                 return None
         columns = inspector.get_columns(name, schema=table.schema)
         key = inspector.get_pk_constraint(name, schema=table.schema) or {}
+        for c in columns:
+            c["name"] = reflected_name(c["name"], self.dialect)
         return _TableInfo(
             {c["name"]: c["type"] for c in columns},
             {c["name"]: bool(c.get("nullable", True)) for c in columns},

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 from connect.api import (
     OPTIONAL_BYTES_SCHEMA,
@@ -46,7 +47,7 @@ from connect.api import (
     Time,
     Timestamp,
 )
-from connectors.jdbc.dialects import Dialect, TableId
+from connectors.jdbc.dialects import Dialect, TableId, reflected_name
 from connectors.jdbc.types import (
     ColumnMapping,
     column_field,
@@ -83,6 +84,24 @@ _PG_TYPES: dict[int, Any] = {
     2950: sa.Uuid(as_uuid=False),
     3802: sa.JSON(),
 }
+
+#: MySQL's result type codes (PyMySQL's FIELD_TYPE) for query mode. Strings and bytes
+#: share codes (only the charset tells them apart), so those are left to the values;
+#: so is signedness, which the description does not carry.
+_MYSQL_TYPES: dict[int, Any] = {
+    1: mysql.TINYINT(),
+    2: sa.SmallInteger(),
+    3: sa.Integer(),
+    4: mysql.FLOAT(),
+    5: sa.Double(),
+    7: sa.DateTime(),
+    8: sa.BigInteger(),
+    9: mysql.MEDIUMINT(),
+    10: sa.Date(),
+    11: sa.Time(),
+    12: sa.DateTime(),
+}
+_MYSQL_DECIMALS = (0, 246)  # DECIMAL, NEWDECIMAL
 
 
 def _inferred(value: Any) -> Schema:
@@ -190,7 +209,7 @@ class Querier:
             rowid = getattr(self.dialect, "rowid_alias", None)
             return [
                 (
-                    c["name"],
+                    reflected_name(c["name"], conn.dialect),
                     c["type"],
                     c["nullable"] and not (rowid is not None and rowid(c, pk_columns)),
                     self.dialect.is_autoincrement(c, pk_columns),
@@ -226,6 +245,11 @@ class Querier:
                     bounded = isinstance(precision, int) and 0 < precision <= 1000
                     bounded = bounded and isinstance(scale, int) and 0 <= scale <= precision
                     sa_type = sa.Numeric(precision, scale) if bounded else sa.Numeric()
+            elif self.dialect.name == "mysql":  # MariaDB included
+                code, precision, scale = desc[1], desc[4], desc[5]
+                sa_type = _MYSQL_TYPES.get(code)
+                if code in _MYSQL_DECIMALS and isinstance(scale, int) and precision:
+                    sa_type = sa.Numeric(max(int(precision), scale, 1), scale)
             out.append((desc[0], sa_type))
         return out
 

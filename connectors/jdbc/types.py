@@ -9,7 +9,9 @@ Connect equivalent; the source skips such columns with a warning, as Confluent's
 | BOOLEAN                      | boolean                                            |
 | TINYINT, SMALLINT            | int8, int16                                        |
 | INTEGER, BIGINT              | int32 (SQLite's INTEGER: int64), int64             |
+| MySQL's … UNSIGNED           | the next wider; BIGINT UNSIGNED: Decimal scale 0   |
 | REAL, DOUBLE PRECISION/FLOAT | float32 (SQLite's REAL: float64), float64          |
+| MySQL's FLOAT (bare)         | float32 (MySQL's FLOAT is 4 bytes)                 |
 | NUMERIC(p, s), DECIMAL(p, s) | Decimal logical with scale s (exact)               |
 | NUMERIC without precision    | string: its exact text (a Decimal has one scale)   |
 | CHAR, VARCHAR, TEXT, ENUM    | string                                             |
@@ -252,18 +254,31 @@ def column_field(
     if isinstance(sa_type, sa.Boolean):
         schema, convert = BOOLEAN_SCHEMA, _same
     elif isinstance(sa_type, sa.Integer):
+        convert = _int
         if isinstance(sa_type, sa.BigInteger):
             schema = INT64_SCHEMA
         elif visit == "TINYINT":
             schema = INT8_SCHEMA
         elif isinstance(sa_type, sa.SmallInteger):
             schema = INT16_SCHEMA
+        elif visit == "MEDIUMINT":
+            schema = INT32_SCHEMA
         else:
             schema = INT64_SCHEMA if integer_bits > 32 else INT32_SCHEMA
-        convert = _int
+        if getattr(sa_type, "unsigned", False):
+            # MySQL's unsigned integers reach twice as far: the next wider type holds
+            # them, and BIGINT UNSIGNED (up to 2^64 - 1) only an exact decimal.
+            wider = {INT8_SCHEMA: INT16_SCHEMA, INT16_SCHEMA: INT32_SCHEMA}
+            if schema is INT64_SCHEMA:
+                schema, convert = Decimal.schema(0), _decimal_converter(0)
+            else:
+                schema = wider.get(schema, INT64_SCHEMA)
     elif isinstance(sa_type, sa.Float):
         single = isinstance(sa_type, sa.REAL) and not real_is_double
-        single = single or (visit == "FLOAT" and (sa_type.precision or 53) <= 24)
+        # FLOAT(p) is single precision up to p = 24; a bare FLOAT is a double, except
+        # in MySQL, whose FLOAT is 4 bytes.
+        bare = 24 if type(sa_type).__module__.startswith("sqlalchemy.dialects.mysql") else 53
+        single = single or (visit == "FLOAT" and (sa_type.precision or bare) <= 24)
         schema, convert = (FLOAT32_SCHEMA if single else FLOAT64_SCHEMA), _float
     elif isinstance(sa_type, sa.Numeric):
         schema, convert = _numeric(sa_type, numeric_mapping)
