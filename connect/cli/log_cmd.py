@@ -8,6 +8,7 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from connect.cli.progress import Progress
 from log import Consumer, FileLog, LogError, Producer, TopicPartition
 
 __all__ = ["register"]
@@ -85,6 +87,24 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--print-key", action="store_true", help="print KEY<TAB>VALUE")
     p.set_defaults(handler=_consume)
+
+    p = sub.add_parser(
+        "dump",
+        help="write every record of a topic, up to its current end, as JSON lines",
+        description=(
+            "Write every record of a topic, from each partition's earliest offset to its "
+            "end when the dump starts, as JSON lines (the format of consume --json); a "
+            "progress bar shows on a terminal's stderr."
+        ),
+    )
+    p.add_argument("topic")
+    p.add_argument("--output", "-o", help="write to this file (default: stdout)")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--progress", action="store_true", default=None, help="always show the progress bar"
+    )
+    shown.add_argument("--no-progress", dest="progress", action="store_false", help="never show it")
+    p.set_defaults(handler=_dump, json=True)
 
     p = sub.add_parser("delete", help="delete a topic and its data")
     p.add_argument("topic")
@@ -302,6 +322,39 @@ def _format(rec: Any, args: argparse.Namespace) -> str:
         key = _text(rec.key)
         return f"{'null' if key is None else key}\t{value}\n"
     return value + "\n"
+
+
+def _dump(log: FileLog, args: argparse.Namespace) -> None:
+    """Read partition by partition up to the ends seen at the start (the known end the
+    progress bar counts offsets towards; compacted gaps count as done)."""
+    count = log.partition_count(args.topic)
+    spans = [
+        (p, log.earliest_offset(args.topic, p), log.latest_offset(args.topic, p))
+        for p in range(count)
+    ]
+    total = sum(end - start for _, start, end in spans)
+    with contextlib.ExitStack() as stack:
+        out = (
+            stack.enter_context(open(args.output, "w", encoding="utf-8"))
+            if args.output
+            else sys.stdout
+        )
+        progress = stack.enter_context(Progress(total, label=args.topic, enabled=args.progress))
+        written = 0
+        for p, start, end in spans:
+            offset = start
+            while offset < end:
+                records = log.read(args.topic, p, offset, max_bytes=4 << 20)
+                records = [r for r in records if r.offset < end]
+                if not records:
+                    break
+                out.write("".join(_format(rec, args) for rec in records))
+                written += len(records)
+                progress.advance(records[-1].offset + 1 - offset)
+                offset = records[-1].offset + 1
+            progress.advance(end - offset)  # whatever compaction or retention left out
+    if args.output:
+        print(f"dumped {written} record(s) of {args.topic} to {args.output}", file=sys.stderr)
 
 
 def _delete(log: FileLog, args: argparse.Namespace) -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from connect.cli import log_cmd, registry_cmd, status_cmd, worker_cmd
+from connect.cli import log_cmd, ops_cmd, registry_cmd, status_cmd, worker_cmd
 
 __all__ = ["main"]
 
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     log_cmd.register(commands)
     worker_cmd.register(commands)
     status_cmd.register(commands)
+    ops_cmd.register(commands)
     registry_cmd.register(commands)
     return parser
 
