@@ -12,8 +12,11 @@
 - `maxRecordsPerTrigger` (or `maxOffsetsPerTrigger`): at most this many records per
   micro-batch, shared among partitions in proportion to their backlog.
 - `includeHeaders`: add the `headers` column (default false).
-- `value.format`: `none` (default) or `json`: decode JsonConverter values into
-  columns; the schema comes from a record's schema envelope, or `.schema(...)`.
+- `value.format`: `none` (default), `json` (JsonConverter values) or `avro`
+  (Confluent wire format) decoded into columns; the columns come from the newest
+  record's schema (its envelope, or its registry schema), or from `.schema(...)`.
+- `schema.registry.url`: where `avro` finds schemas by id: `embedded` (default: the
+  log's own `_schemas` topic) or a registry's http(s) URL.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class SourceOptions:
     max_records: int | None
     include_headers: bool
     value_format: str
+    registry_url: str
 
     def matches(self, topic: str) -> bool:
         if self.pattern is not None:
@@ -105,8 +109,8 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
     except ValueError:
         raise OptionError("startingTimestamp", stamp, "ms since the epoch") from None
     value_format = (_get(options, "value.format", "valueFormat") or "none").lower()
-    if value_format not in ("none", "json"):
-        raise OptionError("value.format", value_format, "none or json")
+    if value_format not in ("none", "json", "avro"):
+        raise OptionError("value.format", value_format, "none, json or avro")
     ending = _offsets("endingOffsets", _get(options, "endingOffsets")) or "latest"
     if ending == "earliest":
         raise OptionError("endingOffsets", "earliest", "latest or per-partition JSON")
@@ -120,4 +124,5 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         max_records=max_records,
         include_headers=(_get(options, "includeHeaders") or "false").lower() == "true",
         value_format=value_format,
+        registry_url=_get(options, "schema.registry.url") or "embedded",
     )

@@ -3,8 +3,9 @@ reads topics of the embedded log directly, as its Kafka source reads Kafka.
 
 Rows are Kafka's source columns — key, value (binary), topic, partition, offset,
 timestamp, timestampType, and headers with `includeHeaders` — or, with
-`value.format=json`, the value's own columns (decoded by Arrow, see
-`connectors.spark.json_batches`) followed by `_topic`, `_partition`, `_offset` and
+`value.format=json` or `avro`, the value's own columns (JSON decoded by Arrow, see
+`connectors.spark.json_batches`; Avro by fastavro with the registry's schemas, see
+`connectors.spark.datasource.avro`) followed by `_topic`, `_partition`, `_offset` and
 `_timestamp`. Options: `connectors.spark.datasource.options`.
 
 Where things run (PySpark's Python Data Source API): `schema`, the offsets methods
@@ -204,14 +205,38 @@ def _decoded_batch(
     return pa.RecordBatch.from_arrays(arrays, schema=pa.unify_schemas([value_schema, META]))
 
 
+class _AvroBatches:
+    """The Avro decoder in the JSON decoder's shape: batches with their row positions."""
+
+    def __init__(self, url: str, log: Any, target: pa.Schema) -> None:
+        from connectors.spark.datasource.avro import AvroDecoder
+
+        self._decoder = AvroDecoder(url, log)
+        self._target = target
+
+    def decode(self, values: list[bytes]) -> list[tuple[pa.RecordBatch, Any]]:
+        import numpy as np
+
+        batch = self._decoder.decode(values, self._target)
+        return [(batch, np.arange(len(values), dtype=np.int64))]
+
+
+def _decoder(opts: SourceOptions, log: Any, value_schema: pa.Schema | None) -> Any:
+    if value_schema is None:
+        return None
+    if opts.value_format == "avro":
+        return _AvroBatches(opts.registry_url, log, value_schema)
+    from connectors.spark.json_batches import JsonBatchDecoder
+
+    return JsonBatchDecoder()
+
+
 def read_range(
     opts: SourceOptions, part: RangePartition, value_schema: pa.Schema | None
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one offset range, as Arrow batches of up to ~8 MB of log data."""
-    from connectors.spark.json_batches import JsonBatchDecoder
-
-    decoder = JsonBatchDecoder() if value_schema is not None else None
     log = _open_log(opts.log_dir)
+    decoder = _decoder(opts, log, value_schema)
     try:
         position = part.start
         while position < part.end:
@@ -237,7 +262,7 @@ class _Reading:
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self.opts = parse_options(options)
         self.value_schema: pa.Schema | None = None
-        if self.opts.value_format == "json":
+        if self.opts.value_format != "none":
             from pyspark.sql.pandas.types import to_arrow_schema
 
             full = to_arrow_schema(schema, timezone="UTC")
@@ -346,7 +371,7 @@ class TributaryDataSource(DataSource):
 
     def schema(self) -> StructType | str:
         opts = parse_options(self.options)
-        if opts.value_format != "json":
+        if opts.value_format == "none":
             return KAFKA_COLUMNS + (", " + HEADERS_COLUMN if opts.include_headers else "")
         from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -372,10 +397,15 @@ def _infer_value_schema(opts: SourceOptions) -> pa.Schema:
                 continue
             records = log.read(topic, partition, latest - 1, max_records=1)
             values = [r.value for r in records if r.value is not None]
+            if values and opts.value_format == "avro":
+                from connectors.spark.datasource.avro import AvroDecoder, arrow_schema_of
+
+                return arrow_schema_of(AvroDecoder(opts.registry_url, log).writer_schema(values[0]))
             if values:
                 return JsonBatchDecoder().decode(values)[0][0].schema
     finally:
         log.close()
     raise ValueError(
-        "value.format=json: no record to take the value schema from; give it with .schema()"
+        f"value.format={opts.value_format}: no record to take the value schema from; "
+        "give it with .schema()"
     )

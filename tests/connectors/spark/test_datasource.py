@@ -203,3 +203,39 @@ def test_bad_options_are_refused_by_name(options: dict[str, str], name: str) -> 
     with pytest.raises(OptionError) as info:
         parse_options(options)
     assert info.value.name == name
+
+
+def test_avro_values_decode_with_schemas_from_the_logs_registry(reader: Any, log_dir: Path) -> None:
+    from connect.converters.avro import AvroConverter
+    from connect.registry.embedded import install_embedded_registry
+    from tests.connectors.spark.helpers import ORDER_V2
+
+    with FileLog(log_dir, background=False) as log:
+        uninstall = install_embedded_registry(log)
+        try:
+            converter = AvroConverter()
+            converter.configure({"schema.registry.url": "embedded"}, False)
+            old = [converter.from_connect_data("orders", ORDER, order(i)) for i in range(3)]
+            new = [
+                converter.from_connect_data("orders", ORDER_V2, order(i, ORDER_V2))
+                for i in range(3, 5)
+            ]
+            converter.close()
+        finally:
+            uninstall()
+        log.create_topic("orders", 1)
+        log.append("orders", 0, old + new, timestamps=[T0] * 5)
+    df = reader().option("topic", "orders").option("value.format", "avro").load()
+    types = dict(df.dtypes)
+    assert (types["amount"], types["day"], types["at"], types["note"]) == (
+        "decimal(10,2)",
+        "date",
+        "timestamp",
+        "string",
+    )
+    rows = {r.id: r for r in df.collect()}
+    assert sorted(rows) == [0, 1, 2, 3, 4]
+    assert rows[1].note is None and rows[4].note == "n4"  # old schema: projected, null
+    assert rows[4].amount == order(4).get("amount")
+    assert rows[2].day == order(2).get("day")
+    assert rows[0]._offset == 0 and rows[4]._offset == 4
