@@ -41,6 +41,7 @@ __all__ = ["ObjectInfo", "Store"]
 _log = logging.getLogger("connectors.s3")
 _MAX_BACKOFF_S = 10.0
 IN_FLIGHT = 3
+UPLOAD_THREADS = 2
 T = TypeVar("T")
 
 
@@ -95,7 +96,7 @@ class Store:
     def submit(self, fn: Callable[[], T]) -> Future[T]:
         """Run `fn` on an upload thread; blocks while IN_FLIGHT calls are pending."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(2, thread_name_prefix="s3-upload")
+            self._pool = ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="s3-upload")
         self._slots.acquire()
         try:
             future = self._pool.submit(fn)
