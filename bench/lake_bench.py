@@ -10,7 +10,11 @@ text, a float, numeric(12,2), timestamptz, boolean) is moved into Parquet:
   that is already running, with a SparkSession already up in the process; timed from
   the connectors' creation until the lake's Parquet footers add up to N rows.
 - spark_sink_rows_per_s: SparkParquetSink alone, log → Parquet: a second sink
-  connector (its own consumer group) over the topic the first run filled.
+  connector (its own consumer group) over the topic the first run filled;
+  spark_sink_cpu_us_per_row: the CPU its task processes used (start-up included) per
+  row, and spark_sink_rows_per_s_on_2_free_cores the rate that CPU allows when both
+  cores are the sink's — the wall-clock rate says little while other work shares
+  the machine (load_average_1m says how much did).
 - dlt_fastest_rows_per_s / dlt_fastest_backend / dlt_sqlalchemy_rows_per_s: dlt's
   `sql_database.sql_table` → `filesystem` destination (Parquet) on the same table,
   timed from `pipeline.run()` to its return, per backend (pyarrow, pandas,
@@ -156,6 +160,8 @@ def _sink_config(lake: Path) -> dict[str, str]:
 
 
 def tributary(url: str, rows: int, spark: Any) -> dict[str, Any]:
+    import psutil
+
     with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder:
         lake = Path(tmp) / "lake"
         began = time.perf_counter()
@@ -185,14 +191,25 @@ def tributary(url: str, rows: int, spark: Any) -> dict[str, Any]:
         count = spark.read.parquet(str(lake / "topics" / TOPIC)).count()
         # The sink alone: a second connector over the topic the first one filled.
         alone = Path(tmp) / "lake2"
+        before = {p.pid for p in psutil.Process().children(recursive=True)}
         began = time.perf_counter()
         herder.put_connector_config("lake2", _sink_config(alone), allow_replace=False)
         sink_s = _wait_rows(alone, rows) - began
+        # CPU of the new task processes (start-up included): what the sink costs,
+        # whatever else shares the machine's cores.
+        sink_cpu_s = sum(
+            sum(p.cpu_times()[:2])
+            for p in psutil.Process().children(recursive=True)
+            if p.pid not in before
+        )
     return {
         "lake_rows_per_s": round(rows / lake_s),
         "lake_s": round(lake_s, 2),
         "lake_rows_read_back_by_spark": count,
         "spark_sink_rows_per_s": round(rows / sink_s),
+        "spark_sink_cpu_us_per_row": round(sink_cpu_s / rows * 1e6, 2),
+        "spark_sink_rows_per_s_on_2_free_cores": round(2 * rows / sink_cpu_s),
+        "load_average_1m": round(os.getloadavg()[0], 2),
     }
 
 
