@@ -16,6 +16,11 @@ path never leaves Arrow:
   the task starts a SparkSession from `spark.master` and `spark.conf.*`, hands it each
   file's Arrow table (`createDataFrame`) and Spark writes it through Hadoop's file
   system, so the same config runs against HDFS and a cluster.
+The runtime's own JsonConverter turns each message into a Struct of Python objects
+at 70,000–240,000 rows/s for ten columns, so the shipped configs use `value.format=
+json`: with it a task spends ~5.7 µs of CPU per row in all (log read included; 10k-
+record lz4 batches, 1 KB messages), ~350,000 rows/s when two tasks have both cores,
+while the Spark writer alone would cap the sink near 130,000.
 Either way the files are Spark's: Hive-style directories, types Spark maps one to one
 (decimals, dates, timestamps), one schema per file, so
 `spark.read.option("mergeSchema", "true").parquet(<store>/<topics.dir>/<topic>)` reads
