@@ -142,6 +142,21 @@ def check_round(sim: SimCluster, result: Assignment) -> None:
         assert not stop.items() & result.targets[w].items()
     if result.delay_ms is not None:
         assert result.delay_ms >= 0
+    if sim.owned:
+        # Work is UNASSIGNED only while it waits for its departed worker (never past the
+        # deadline) or for its old worker to release it; nothing else leaves it idle.
+        waiting: set[Item] = set()
+        for entry in result.lost:
+            assert entry.deadline_ms > sim.now, f"{entry.worker_id}'s work waits past its delay"
+            waiting |= entry.work.items()
+        releasing: set[Item] = set()
+        for stop in result.revoked.values():
+            releasing |= stop.items()
+        idle = result.unassigned.items() - waiting - releasing
+        assert not idle, f"{sorted(map(str, idle))} left unassigned for no reason"
+        if result.lost:
+            assert result.delay_ms is not None
+            assert result.delay_ms <= min(e.deadline_ms for e in result.lost) - sim.now
 
 
 def check_exclusive(owned: dict[str, Work]) -> None:

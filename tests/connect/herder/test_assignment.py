@@ -489,3 +489,19 @@ def test_departures_of_unknown_workers_are_ignored(cluster):
         departures=[Departure("ghost", 0)],
     )
     assert with_noise == result
+
+
+def test_new_tasks_of_a_connector_go_where_it_has_fewest_tasks():
+    """Among workers with room, spread beats the worker-id tie-break."""
+    sim = SimCluster()
+    sim.join("w1", "wa", "wb")
+    sim.owned["w1"] = Work.configured({"x": 3})
+    sim.owned["wb"] = Work.configured({"z": 1})
+    sim.create("x", 3)
+    sim.create("z", 1)
+    sim.create("y", 2)
+    sim.rebalance()
+    owners = {sim.placement()[TaskId("y", n)] for n in range(2)}
+    assert owners == {"wa", "wb"}
+    sim.settle()
+    assert sim.task_counts() == {"w1": 2, "wa": 2, "wb": 2}
