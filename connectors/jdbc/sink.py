@@ -61,10 +61,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-import sqlalchemy as sa
-from sqlalchemy.engine import Connection
+from typing import Any
 
 from connect.api import (
     ConfigDef,
@@ -84,15 +81,18 @@ from connectors.jdbc import sink_config
 from connectors.jdbc.dialects import is_transient
 from connectors.jdbc.sink_config import CONFIG, SinkSettings
 from connectors.jdbc.sink_fields import FieldsPlan, plan_for
-from connectors.jdbc.sink_writer import JdbcWriter, Run, TableName, TableSchemaError, table_name
-
-if TYPE_CHECKING:
-    from connectors.jdbc.sink_writer import _Bound
+from connectors.jdbc.sink_writer import (
+    TRUNCATE,
+    JdbcWriter,
+    Run,
+    TableName,
+    TableSchemaError,
+    table_name,
+)
 
 __all__ = ["JdbcSinkConnector", "JdbcSinkTask", "RecordWriteError"]
 
 VERSION = "0.1.0"
-TRUNCATE = "truncate"
 #: How long a put waits for the runtime to take an errant record.
 _REPORT_TIMEOUT_S = 60.0
 
@@ -128,53 +128,6 @@ class JdbcSinkConnector(SinkConnector):
         self, props: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]
     ) -> bool:
         return True  # offsets live only in the consumer group
-
-
-def _no_row(record: SinkRecord) -> tuple:
-    return ()
-
-
-#: The plan of a truncate run: no columns; its one empty row only makes the run count.
-_TRUNCATE_PLAN = FieldsPlan(columns=(), n_key=0, row=_no_row, key_row=_no_row, defaults={})
-
-
-class _Writer(JdbcWriter):
-    """The JdbcWriter plus runs of op `truncate`: each deletes every row of its table,
-    inside the put's transaction, between the table's runs before and after it.
-
-    It rides on JdbcWriter's private write hooks (one statement, no rows to stage), so
-    it must follow their signatures; on PostgreSQL the COPY path still makes a
-    zero-column staging table for the truncate plan, once per table and connection.
-    Its natural home is JdbcWriter itself."""
-
-    def write(self, batches: Sequence[tuple[TableName, Sequence[Run]]]) -> None:
-        if any(run.op == TRUNCATE for _, runs in batches for run in runs):
-            conn = self.connection()
-            kept = []
-            for table, runs in batches:
-                todo = list(runs)
-                if self._table_info(conn, table) is None:
-                    # No table yet: a truncate before its first row has nothing to empty
-                    # (and must not create the table from a plan without columns).
-                    while todo and todo[0].op == TRUNCATE:
-                        todo.pop(0)
-                kept.append((table, todo))
-            batches = kept
-        super().write(batches)
-
-    def _write_generic(self, conn: Connection, b: _Bound, op: str, rows: list[tuple]) -> None:
-        if op == TRUNCATE:
-            conn.execute(sa.delete(b.table))
-        else:
-            super()._write_generic(conn, b, op, rows)
-
-    def _write_copy(
-        self, conn: Connection, b: _Bound, op: str, rows: list[tuple], dirty: set[str]
-    ) -> None:
-        if op == TRUNCATE:
-            conn.execute(sa.delete(b.table))
-        else:
-            super()._write_copy(conn, b, op, rows, dirty)
 
 
 def _is_truncate(value: Any) -> bool:
@@ -241,7 +194,7 @@ class JdbcSinkTask(SinkTask):
 
     def start(self, props: Mapping[str, str]) -> None:
         self.settings = SinkSettings.parse(props)
-        self.writer = _Writer(self.settings)
+        self.writer = JdbcWriter(self.settings)
         self._retries_left = self.settings.max_retries
         self._plans: dict[tuple[Schema | None, Schema | None, Any], FieldsPlan] = {}
         self._tables: dict[str, TableName] = {}
@@ -367,8 +320,8 @@ class JdbcSinkTask(SinkTask):
                 per_table.setdefault(table, []).append(run)
         return list(per_table.items()), kept
 
-    def _row(self, record: SinkRecord, insert_mode: str) -> tuple[str, FieldsPlan, tuple]:
-        """(operation, plan, row) of one record."""
+    def _row(self, record: SinkRecord, insert_mode: str) -> tuple[str, FieldsPlan | None, tuple]:
+        """(operation, plan, row) of one record; a truncate has no plan."""
         if record.value is None:
             if not self.settings.delete_enabled:
                 raise DataError(
@@ -393,7 +346,7 @@ class JdbcSinkTask(SinkTask):
                     "a truncate event: set truncate.enabled=true to "
                     "empty the table, or drop truncates (ExtractNewRecordState's default)"
                 )
-            return TRUNCATE, _TRUNCATE_PLAN, ()
+            return TRUNCATE, None, ()
         plan = self._plan(record)
         return insert_mode, plan, plan.row(record)
 

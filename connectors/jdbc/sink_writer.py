@@ -1,8 +1,8 @@
 """How the JDBC sink writes: tables, DDL and statements, through SQLAlchemy.
 
 `JdbcWriter.write(batches)` writes runs of rows — each run one table, one record shape
-(a `FieldsPlan`) and one operation (insert, upsert, update, delete) — in ONE database
-transaction:
+(a `FieldsPlan`) and one operation (insert, upsert, update, delete, or `truncate`, which
+has no plan and empties the table) — in ONE database transaction:
 
 1. Make sure every table fits its plans, each DDL statement in a transaction of its
    own: CREATE TABLE when missing (`auto.create`), ALTER TABLE ADD the missing columns,
@@ -10,6 +10,11 @@ transaction:
    ALTER that loses a race with another task re-reads the table instead of failing.
 2. Begin; write the runs of each table in record order; commit. Any error rolls the
    whole transaction back, so a crash or a failure never leaves part of it behind.
+
+A truncate run deletes every row of its table where it stands among the table's runs,
+inside the transaction: DELETE, not TRUNCATE, which commits on MySQL, is not
+transactional everywhere, and does not exist in SQLite. A truncate of a table that does
+not exist yet is skipped (nothing to empty, and no columns to create it from).
 
 Upsert runs are first reduced to the last row per key (what a row-by-row upsert ends
 with anyway): PostgreSQL refuses to touch one row twice in one INSERT … ON CONFLICT.
@@ -52,9 +57,11 @@ from connectors.jdbc.dialects import connect, reflected_name
 from connectors.jdbc.sink_config import SinkSettings
 from connectors.jdbc.sink_fields import Column, FieldsPlan, column_type, value_converter
 
-__all__ = ["JdbcWriter", "Run", "TableName", "TableSchemaError", "table_name"]
+__all__ = ["TRUNCATE", "JdbcWriter", "Run", "TableName", "TableSchemaError", "table_name"]
 
 _PART = re.compile(r"^[A-Za-z0-9_.$-]+$")
+#: The operation of a run that empties its table (its plan is None).
+TRUNCATE = "truncate"
 
 
 class TableSchemaError(ConnectError):
@@ -90,10 +97,11 @@ def table_name(fmt: str, topic: str, *, max_length: int) -> TableName:
 
 @dataclass(slots=True)
 class Run:
-    """Rows of one table, plan and operation, in record order."""
+    """Rows of one table, plan and operation, in record order. A TRUNCATE run has no
+    plan, and its rows (one per truncate event) only count the events."""
 
-    plan: FieldsPlan
-    op: str  # insert | upsert | update | delete
+    plan: FieldsPlan | None
+    op: str  # insert | upsert | update | delete | truncate
     rows: list[tuple] = field(default_factory=list)
 
 
@@ -233,18 +241,26 @@ class JdbcWriter:
     def write(self, batches: Sequence[tuple[TableName, Sequence[Run]]]) -> None:
         """Write every run in one transaction (DDL first, each on its own)."""
         conn = self.connection()
-        bound: list[tuple[_Bound, Run]] = []
+        steps: list[tuple[TableName, _Bound | None, Run]] = []
         for table, runs in batches:
             for run in runs:
-                if run.op == "delete" and self._table_info(conn, table) is None:
+                if run.op in ("delete", TRUNCATE) and self._table_info(conn, table) is None:
                     continue  # no table, no row to delete
-                bound.append((self._bind(conn, table, run.plan), run))
-        for b, run in bound:
-            if b.copy_formatters is not None and b.stage is None and run.rows:
+                if run.plan is None:
+                    if run.op != TRUNCATE:
+                        raise ConnectError(f"a {run.op} run for {table} without a plan")
+                    steps.append((table, None, run))
+                else:
+                    steps.append((table, self._bind(conn, table, run.plan), run))
+        for _, b, run in steps:
+            if b is not None and b.copy_formatters is not None and b.stage is None and run.rows:
                 b.stage = self._create_stage(conn, b)
         dirty: set[str] = set()
         with conn.begin():
-            for b, run in bound:
+            for table, b, run in steps:
+                if b is None:  # a truncate
+                    conn.execute(sa.delete(self._sa_table(table, [])))
+                    continue
                 if not run.rows:
                     continue
                 rows = self._convert(b, run)

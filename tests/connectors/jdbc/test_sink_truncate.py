@@ -1,4 +1,4 @@
-"""JdbcSink's `truncate.enabled` on SQLite and a real PostgreSQL: a truncate event
+"""JdbcSink's `truncate.enabled` on SQLite, PostgreSQL and MySQL: a truncate event
 (Debezium's envelope with op=t, passed on by ExtractNewRecordState with
 `truncate.handling.mode=keep`) empties the table in order with the rows around it,
 inside the put's transaction; off, it is a record the sink cannot write."""
@@ -72,38 +72,41 @@ def rows(url: str) -> list[tuple] | None:
         engine.dispose()
 
 
+def start_pipeline(
+    url: str, tasks: list[JdbcSinkTask], **config: str
+) -> Callable[[list[SinkRecord]], None]:
+    """unwrap (truncates kept) + JdbcSinkTask (upsert, deletes, truncates) on `url`: a
+    put of change events, as the runtime would make it. The task joins `tasks`."""
+    unwrap = ExtractNewRecordState()
+    unwrap.configure(
+        {"truncate.handling.mode": "keep", "delete.handling.mode": "none"}
+        | {k: v for k, v in config.items() if k.startswith("delete")}
+    )
+    props = {
+        "connection.url": url,
+        "auto.create": "true",
+        "insert.mode": "upsert",
+        "pk.mode": "record_key",
+        "delete.enabled": "true",
+        "truncate.enabled": "true",
+    } | {k.replace("_", "."): v for k, v in config.items()}
+    task = JdbcSinkTask()
+    task.initialize(None)  # type: ignore[arg-type]
+    task.start(props)
+    tasks.append(task)
+
+    def put(records: list[SinkRecord]) -> None:
+        unwrapped: list[Any] = [unwrap.apply(r) for r in records]
+        task.put([r for r in unwrapped if r is not None])
+
+    return put
+
+
 @pytest.fixture
 def pipeline(url: str) -> Iterator[Callable[..., Callable[[list[SinkRecord]], None]]]:
-    """unwrap (truncates kept) + JdbcSinkTask (upsert, deletes, truncates): a put of
-    change events, as the runtime would make it."""
+    """`start_pipeline` on the database under test; the tasks stop at teardown."""
     tasks: list[JdbcSinkTask] = []
-
-    def factory(**config: str) -> Callable[[list[SinkRecord]], None]:
-        unwrap = ExtractNewRecordState()
-        unwrap.configure(
-            {"truncate.handling.mode": "keep", "delete.handling.mode": "none"}
-            | {k: v for k, v in config.items() if k.startswith("delete")}
-        )
-        props = {
-            "connection.url": url,
-            "auto.create": "true",
-            "insert.mode": "upsert",
-            "pk.mode": "record_key",
-            "delete.enabled": "true",
-            "truncate.enabled": "true",
-        } | {k.replace("_", "."): v for k, v in config.items()}
-        task = JdbcSinkTask()
-        task.initialize(None)  # type: ignore[arg-type]
-        task.start(props)
-        tasks.append(task)
-
-        def put(records: list[SinkRecord]) -> None:
-            unwrapped: list[Any] = [unwrap.apply(r) for r in records]
-            task.put([r for r in unwrapped if r is not None])
-
-        return put
-
-    yield factory
+    yield lambda **config: start_pipeline(url, tasks, **config)
     for task in tasks:
         task.stop()
 
@@ -170,3 +173,29 @@ def test_without_truncate_enabled_a_truncate_is_a_record_the_sink_cannot_write(
         put([change("c", 2, "b"), truncate])
     assert info.value.offset == truncate.kafka_offset
     assert rows(url) == [(1, "a")]
+
+
+@pytest.mark.postgres
+def test_truncates_need_no_staging_table_on_the_copy_path(postgres_url: str) -> None:
+    """A truncate is one DELETE in the writer's transaction, not a run through COPY: it
+    binds no plan, so PostgreSQL gets no (zero-column) staging table for it."""
+    staged = (
+        "SELECT relnatts FROM pg_class WHERE relpersistence = 't' AND relkind = 'r' "
+        "AND starts_with(relname, 'tributary_stage')"
+    )
+    tasks: list[JdbcSinkTask] = []
+    try:
+        put = start_pipeline(postgres_url, tasks)
+        put([change("c", 1, "a"), change("t"), change("c", 2, "b"), change("t"), change("t")])
+        put([change("c", 3, "c")])
+        assert rows(postgres_url) == [(3, "c")]
+        engine = sa.create_engine(postgres_url)
+        try:
+            with engine.connect() as conn:  # while the task's session holds its tables
+                widths = [n for (n,) in conn.exec_driver_sql(staged)]
+        finally:
+            engine.dispose()
+    finally:
+        for task in tasks:
+            task.stop()
+    assert widths and 0 not in widths  # the rows were staged; nothing for the truncates
