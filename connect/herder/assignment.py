@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from connect.herder.membership import (
     Assignment,
@@ -265,22 +266,14 @@ def _group(item: Item) -> str:
     return item.connector if isinstance(item, TaskId) else item
 
 
+@dataclass(slots=True)
 class _Plan:
-    """One kind's fair shares, excess and free items."""
+    """One kind's fair shares (worker → count), excess over them, and free items."""
 
-    __slots__ = ("excess", "free", "is_kind", "shares")
-
-    def __init__(
-        self,
-        is_kind: _KindCheck,
-        shares: dict[str, int],
-        excess: dict[str, int],
-        free: list[Item],
-    ) -> None:
-        self.is_kind = is_kind
-        self.shares = shares
-        self.excess = excess
-        self.free = free
+    is_kind: _KindCheck
+    shares: dict[str, int]
+    excess: dict[str, int]
+    free: list[Item]
 
 
 def _plan(
