@@ -32,6 +32,7 @@ import itertools
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -134,6 +135,7 @@ class MysqlServer:
             )
 
     def _launch(self) -> subprocess.Popen[bytes]:
+        (self.root / "mysqld.pid").unlink(missing_ok=True)  # `_end` signals what it names
         cmd = [
             self.mariadbd,
             "--no-defaults",
@@ -196,11 +198,16 @@ class MysqlServer:
         )
         self.started_in_s = time.monotonic() - began
 
-    @staticmethod
-    def _end(process: subprocess.Popen[bytes]) -> None:
-        """SIGTERM (mariadbd shuts down cleanly on it), then SIGKILL if it hangs."""
+    def _end(self, process: subprocess.Popen[bytes]) -> None:
+        """SIGTERM to mariadbd itself (it shuts down cleanly on it), then SIGKILL if it
+        hangs. Not to `runuser` in front of it, which would pass the signal on but then
+        wait two seconds and kill the server whether or not it had finished."""
         if process.poll() is None:
-            process.terminate()
+            pid_file = self.root / "mysqld.pid"
+            try:
+                os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
+            except (OSError, ValueError):  # no pid file (yet): through runuser, then
+                process.terminate()
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:

@@ -1,4 +1,4 @@
-"""JdbcSinkTask against SQLite and a real PostgreSQL (the same suite, parametrized):
+"""JdbcSinkTask against SQLite, PostgreSQL and MySQL (one suite over `db_url`):
 every insert and pk mode, auto-create/evolve, deletes, schemaless values, awkward
 values, one transaction per put, and redelivery after a crash made exact by upsert."""
 

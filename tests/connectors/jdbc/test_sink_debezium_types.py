@@ -1,6 +1,7 @@
 """The JDBC sink and Debezium's semantic types: the columns `auto.create` makes for
 them on PostgreSQL, MySQL and SQLite, and the values written, read back exactly from
-SQLite and a real PostgreSQL (both the COPY path and the bound-parameter path)."""
+SQLite, a real PostgreSQL (both the COPY path and the bound-parameter path) and a
+real MariaDB."""
 
 from __future__ import annotations
 

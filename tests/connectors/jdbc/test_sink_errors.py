@@ -1,4 +1,4 @@
-"""JdbcSink and records it cannot write, on SQLite and a real PostgreSQL: with
+"""JdbcSink and records it cannot write, on SQLite, PostgreSQL and MySQL: with
 `errors.tolerance=all` the database's refusals (CHECK, NOT NULL, duplicate keys, a
 value the column's type refuses) and unmappable records go to the errant record
 reporter while the rest of the put is written in record order; with `none` the task
