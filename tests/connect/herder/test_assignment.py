@@ -505,3 +505,23 @@ def test_new_tasks_of_a_connector_go_where_it_has_fewest_tasks():
     assert owners == {"wa", "wb"}
     sim.settle()
     assert sim.task_counts() == {"w1": 2, "wa": 2, "wb": 2}
+
+
+def test_rolling_restarts_return_every_worker_its_own_work(cluster):
+    """Clean bounces within the delay move nothing: each worker gets its work back."""
+    original = cluster.placement()
+    for _ in range(3):
+        for w in ("w1", "w2", "w3"):
+            cluster.leave(w)
+            waiting = cluster.rebalance()
+            assert not waiting.changes  # nothing moves to the others meanwhile
+            cluster.advance(2_000)
+            cluster.join(w)
+            back = cluster.rebalance()
+            assert back.revoked == {}
+            assert set(back.assigned) == {w}
+            assert cluster.placement() == original
+    # Across all those generations no item was ever in two targets.
+    for generation in cluster.history:
+        items = [i for t in generation.targets.values() for i in t.items()]
+        assert len(items) == len(set(items))
