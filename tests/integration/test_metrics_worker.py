@@ -67,6 +67,9 @@ def test_task_process_counters_reach_the_scrape(tmp_path: Path, start_worker) ->
         m = scrape(worker.url)
         if value(m, "tributary_sink_task_sink_record_send_total", **sink) != n:
             return None
+        # each child ships its counters within a second of changing them
+        if value(m, "tributary_source_task_source_record_poll_total", **source) != n:
+            return None
         if (
             value(
                 m,

@@ -183,3 +183,48 @@ def test_metrics_need_credentials_like_every_endpoint(start_rest: LiveServers, t
     assert httpx.get(live.url + "/ops/tasks").status_code == 401
     ok = httpx.get(live.url + "/metrics", auth=("ops", "s3cret"))
     assert ok.status_code == 200 and "tributary_worker_task_count" in ok.text
+
+
+def test_collector_in_a_registry_gives_what_the_endpoint_serves(rest: Live, tmp_path: Path):
+    """`ConnectCollector` (for any prometheus-client registry) and the endpoint's own
+    writer produce the same samples; prometheus-client's parser reads both."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from connect.metrics import ConnectCollector
+
+    _pipeline(rest, tmp_path, 50)
+    wait_until(
+        lambda: (
+            value(
+                samples(rest.client),
+                "tributary_sink_task_sink_record_send_total",
+                connector="snk",
+                task="0",
+            )
+            == 50
+        ),
+        30,
+        "50 records put",
+    )
+    rest.client.put("/connectors/src/pause")
+    rest.client.put("/connectors/snk/pause")
+    wait_until(
+        lambda: value(samples(rest.client), "tributary_worker_task_count", state="PAUSED") == 2,
+        30,
+        "both paused",
+    )
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(ConnectCollector(rest.herder))
+    theirs = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(generate_latest(registry).decode())
+        for s in family.samples
+    }
+    ours = samples(rest.client)
+    varying = ("seconds", "_created")  # times taken differ run to run; nothing else may
+    assert {k for k in ours if not any(v in k[0] for v in varying)} == {
+        k for k in theirs if not any(v in k[0] for v in varying)
+    }
+    for key, number in ours.items():
+        if not any(v in key[0] for v in varying):
+            assert theirs[key] == number, key
