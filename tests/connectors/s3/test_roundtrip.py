@@ -161,6 +161,10 @@ def test_field_and_time_partitioned_backups_restore_every_record(
                  "rotate.schedule.interval.ms": "500"},
         "daily": {"partitioner.class": "DailyPartitioner", "timezone": "America/New_York",
                   "timestamp.extractor": "RecordField", "timestamp.field": "at"},
+        "hourly": {"partitioner.class":
+                   "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+                   "timezone": "UTC", "timestamp.extractor": "RecordField",
+                   "timestamp.field": "at"},
     }
     for name, layout in layouts.items():
         herder.put_connector_config(f"sink-{name}", sink_config(
@@ -172,6 +176,7 @@ def test_field_and_time_partitioned_backups_restore_every_record(
                "every record in a complete object")
     assert any("/dt=2023-11-14/h=23/" in k for k in s3_bucket.keys("time/"))
     assert any("/year=2023/month=11/day=14/" in k for k in s3_bucket.keys("daily/"))
+    assert any("/year=2023/month=11/day=15/hour=07/" in k for k in s3_bucket.keys("hourly/"))
     for name, layout in layouts.items():
         herder.put_connector_config(f"restore-{name}", source_config(
             s3_bucket, **{"topics.dir": name, **layout, **_ROUTER,
