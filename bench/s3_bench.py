@@ -149,13 +149,16 @@ def _creds(bucket: Any) -> tuple[str, Any]:
     return props["aws.access.key.id"], Password(props["aws.secret.access.key"])
 
 
-def _json_step(herder: StandaloneHerder, log: FileLog, bucket: Any, n: int) -> dict[str, Any]:
+def _json_step(
+    herder: StandaloneHerder, log: FileLog, bucket: Any, n: int, tasks: int
+) -> dict[str, Any]:
     # Step 1
     pad = "x" * 1000
-    _fill(log, "json", [orjson.dumps({"id": i, "pad": pad}) for i in range(n)])
+    _fill(log, "json", [orjson.dumps({"id": i, "pad": pad}) for i in range(n)], tasks)
     flush = 16_384
     objects = n // flush
     sink_s = _sink(herder, bucket, "json", "json", objects * flush, **{
+        "tasks.max": str(tasks),
         "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
         "value.converter.schemas.enable": "false", "flush.size": str(flush),
         "topics.dir": "json"})
@@ -168,7 +171,7 @@ def _json_step(herder: StandaloneHerder, log: FileLog, bucket: Any, n: int) -> d
         "s3_json_sink_mb_per_s": round(sink_mb, 1),
         "s3_boto3_baseline_mb_per_s": round(base_mb, 1),
         "s3_json_sink_s": round(sink_s, 3), "s3_boto3_baseline_s": round(base_s, 3),
-        "s3_json_bytes": total, "s3_json_objects": objects,
+        "s3_json_bytes": total, "s3_json_objects": objects, "s3_json_tasks": tasks,
     }
 
 
@@ -229,6 +232,9 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--only", choices=("json", "parquet", "restore"), default=None,
                         help="run one step (for profiling)")
+    parser.add_argument("--json-tasks", type=int, default=1,
+                        help="tasks (and partitions) of the JSON run (default 1, like the "
+                        "one-threaded baseline)")
     parser.add_argument("--isolation", choices=("process", "thread"), default="process",
                         help="thread: tasks in this process (for profiling)")
     args = parser.parse_args()
@@ -241,7 +247,7 @@ def main() -> None:
     try:
         bucket = new_bucket(server)
         if args.only in (None, "json"):
-            result.update(_json_step(herder, log, bucket, args.json_records))
+            result.update(_json_step(herder, log, bucket, args.json_records, args.json_tasks))
         if args.only in (None, "parquet"):
             result.update(_parquet_step(herder, log, bucket, args.records))
         if args.only in (None, "restore"):
