@@ -67,3 +67,22 @@ def test_the_spark_writer_publishes_the_same_files(spark: Any, tmp_path: Path) -
     again, context = start_task(tmp_path, flush_size="5", parquet_writer="spark")
     again.open([TP])
     assert context.seeks == {TP: 10}  # recovered through Hadoop's listing
+
+
+def test_hadoop_storage_state_files_listing_and_refusals(spark: Any, tmp_path: Path) -> None:
+    from connectors.spark.storage import HadoopStorage, StorageError
+
+    storage = HadoopStorage((tmp_path / "store").as_uri(), spark)
+    storage.check_writable()
+    assert storage.read_text("logs/t/0/commit.intent") is None
+    storage.write_text("logs/t/0/commit.intent", '{"files": []}')
+    assert storage.read_text("logs/t/0/commit.intent") == '{"files": []}'
+    storage.write_text("logs/t/0/commit.intent", '{"files": [1]}')  # replaced whole
+    assert storage.read_text("logs/t/0/commit.intent") == '{"files": [1]}'
+    assert sorted(storage.walk_files("logs")) == ["logs/t/0/commit.intent"]
+    storage.delete("logs/t/0/commit.intent")
+    assert not storage.exists("logs/t/0/commit.intent")
+    (tmp_path / "blocked").write_text("a file")
+    with pytest.raises(StorageError) as info:
+        HadoopStorage((tmp_path / "blocked" / "store").as_uri(), spark).check_writable()
+    assert "blocked" in str(info.value)
