@@ -89,6 +89,8 @@ LOCALE = "locale"
 TIMEZONE = "timezone"
 TIMESTAMP_EXTRACTOR = "timestamp.extractor"
 TIMESTAMP_FIELD = "timestamp.field"
+STORE_KAFKA_KEYS = "store.kafka.keys"
+KEYS_FORMAT_CLASS = "keys.format.class"
 
 # ------------------------------------------------------------------- sink keys
 FLUSH_SIZE = "flush.size"
@@ -297,6 +299,12 @@ LAYOUT = (
             "Where a record's time comes from: Record, RecordField or Wallclock.", group=_L)
     .define(TIMESTAMP_FIELD, ConfigType.STRING, "timestamp", non_empty_string, Importance.LOW,
             "RecordField: the value field holding the time.", group=_L)
+    .define(STORE_KAFKA_KEYS, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
+            "Also write the record keys, in a `.keys.<ext>` object beside each object "
+            "(and read them back on restore).", group=_L)
+    .define(KEYS_FORMAT_CLASS, ConfigType.CLASS,
+            "io.confluent.connect.s3.format.avro.AvroFormat", _alias(FORMATS, "format"),
+            Importance.LOW, "The format of the key objects.", group=_L)
 )
 
 _R = "Rotation"
@@ -397,6 +405,8 @@ class LayoutSettings:
     timezone: str
     timestamp_extractor: str
     timestamp_field: str
+    store_keys: bool
+    keys_format: str
 
     @staticmethod
     def of(c: Mapping[str, Any]) -> LayoutSettings:
@@ -425,6 +435,8 @@ class LayoutSettings:
             timezone=c[TIMEZONE],
             timestamp_extractor=EXTRACTORS[c[TIMESTAMP_EXTRACTOR].strip()],
             timestamp_field=c[TIMESTAMP_FIELD],
+            store_keys=c[STORE_KAFKA_KEYS],
+            keys_format=FORMATS[c[KEYS_FORMAT_CLASS].strip()],
         )
 
 
@@ -435,6 +447,9 @@ def _layout_rules(c: Mapping[str, Any], *, sink: bool) -> None:
     if sink and fmt not in _SINK_FORMATS:
         raise ConfigError(FORMAT_CLASS, c[FORMAT_CLASS], "the sink writes json, avro, "
                           "parquet or bytearray objects (csv is read by the source only)")
+    if c[STORE_KAFKA_KEYS] and FORMATS[c[KEYS_FORMAT_CLASS].strip()] == "csv":
+        raise ConfigError(KEYS_FORMAT_CLASS, c[KEYS_FORMAT_CLASS], "keys are written as json, "
+                          "avro, parquet or bytearray")
     if kind == "field" and not c[PARTITION_FIELD_NAME]:
         raise ConfigError(PARTITION_FIELD_NAME, None, "the FieldPartitioner needs the fields")
     if kind == "time":

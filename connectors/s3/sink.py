@@ -34,7 +34,7 @@ from connect.api import (
 )
 from connectors.s3.config import SINK_CONFIG, SinkSettings, validate_sink
 from connectors.s3.errors import S3AccessError, S3BucketMissingError, S3StoreError
-from connectors.s3.formats import make_format
+from connectors.s3.formats import make_format, make_keys_format
 from connectors.s3.partitioners import make_partitioner
 from connectors.s3.store import Store
 from connectors.s3.writer import TopicPartitionWriter
@@ -80,6 +80,7 @@ class S3SinkTask(SinkTask):
         self.store = Store(self.settings.store)
         self.store.check_bucket()
         self.format = make_format(self.settings.layout)
+        self.keys_format = make_keys_format(self.settings.layout)
         self.partitioner, self.extractor = make_partitioner(self.settings.layout)
         self.writers: dict[TopicPartition, TopicPartitionWriter] = {}
 
@@ -93,6 +94,7 @@ class S3SinkTask(SinkTask):
                 fmt=self.format,
                 partitioner=self.partitioner,
                 extractor=self.extractor,
+                keys_fmt=self.keys_format,
             )
         return writer
 

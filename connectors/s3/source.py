@@ -6,7 +6,8 @@ Task lifecycle:
    unreachable endpoint fail the task with a message that says which) and lists it.
 2. `poll` reads the next object of the catalog (catalog.py) whole, decodes it with
    the format, and returns its records `record.batch.max.size` at a time, each
-   restore record to its original topic and partition. Only the last record of a
+   restore record to its original topic and partition (with its key, read from the
+   `.keys.<ext>` object beside it, when `store.kafka.keys` is on). Only the last record of a
    poll carries the source offset (object, position): the runtime keeps only the
    latest offset per source partition anyway, and one dict per poll is cheaper than
    one per record.
@@ -26,6 +27,7 @@ from typing import Any
 from connect.api import (
     ConfigDef,
     ConfigValue,
+    DataError,
     SourceConnector,
     SourceRecord,
     SourceTask,
@@ -38,7 +40,8 @@ from connectors.s3.config import (
     SourceSettings,
     validate_source,
 )
-from connectors.s3.formats import make_format
+from connectors.s3.errors import S3StoreError
+from connectors.s3.formats import make_format, make_keys_format
 from connectors.s3.store import Store
 
 __all__ = ["S3SourceConnector", "S3SourceTask"]
@@ -87,6 +90,10 @@ class S3SourceTask(SourceTask):
         self.store = Store(self.settings.store)
         self.store.check_bucket()
         self.format = make_format(self.settings.layout, csv_header=self.settings.csv_header)
+        self.keys_format = None if self.settings.generic else make_keys_format(
+            self.settings.layout)
+        self._keys: list[Any] | None = None
+        self._key_schema: Any = None
         reader = self.context.offset_storage_reader
         self.catalog = Catalog(self.settings, self.store, self.format.extension, reader.offset)
         self._stopping = threading.Event()
@@ -119,6 +126,11 @@ class S3SourceTask(SourceTask):
             partition = work.partition
             for rec in records:
                 rec.kafka_partition = partition
+        if self._keys is not None:
+            key_schema = self._key_schema
+            for rec, key in zip(records, self._keys[self._position : end], strict=True):
+                rec.key = key
+                rec.key_schema = key_schema
         self._position = end
         complete = end >= len(self._values)
         last = records[-1] if records else None
@@ -140,6 +152,9 @@ class S3SourceTask(SourceTask):
         if work is None:
             return False
         schema, values = self.format.read(self.store.get(work.key))
+        self._keys = None
+        if self.keys_format is not None:
+            self._read_keys(work.key, len(values))
         self._current = work
         self._schema = schema
         self._values = values
@@ -151,6 +166,26 @@ class S3SourceTask(SourceTask):
             self._values = []
             return self._open_next()
         return True
+
+    def _read_keys(self, key: str, count: int) -> None:
+        """The keys of an object from its `.keys.<ext>` object (`store.kafka.keys`)."""
+        keys_format = self.keys_format
+        assert keys_format is not None
+        ext = self.format.extension
+        keys_key = key[: len(key) - len(ext)] + ".keys" + keys_format.extension
+        try:
+            data = self.store.get(keys_key)
+        except S3StoreError as exc:
+            if exc.code != "NoSuchKey":
+                raise
+            _log.warning("%s has no keys object %s: its records are restored without keys",
+                         key, keys_key)
+            return
+        schema, keys = keys_format.read(data)
+        if len(keys) != count:
+            raise DataError(f"{keys_key} holds {len(keys)} keys for {count} records of {key}")
+        self._keys = keys
+        self._key_schema = schema
 
     def stop(self) -> None:
         stopping = getattr(self, "_stopping", None)

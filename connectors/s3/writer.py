@@ -11,7 +11,7 @@ open set is committed — every object in it completed, so visible — as one st
    in another time directory than the previous record — checked when that record
    arrives, before it is added;
 3. the value schema changes in a way `schema.compatibility` does not project away
-   (NONE: any change);
+   (NONE: any change), or, with `store.kafka.keys`, the key schema changes;
 4. `partitioner.max.open.files` would be exceeded by a new directory;
 5. `rotate.schedule.interval.ms`: the wall clock passed the next multiple of the
    interval (aligned to midnight in `timezone`) since the set opened — checked on every
@@ -61,17 +61,37 @@ MAX_COMPLETING = 2
 
 
 class _OpenFile:
-    __slots__ = ("pending", "upload", "writer")
+    """An object being written, with its keys' object beside it (`store.kafka.keys`)."""
 
-    def __init__(self, upload: ObjectUpload, writer: FileWriter) -> None:
+    __slots__ = ("keys", "pending", "upload", "writer")
+
+    def __init__(
+        self, upload: ObjectUpload, writer: FileWriter, keys: _OpenFile | None = None
+    ) -> None:
         self.upload = upload
         self.writer = writer
         self.pending: list[Any] = []
+        self.keys = keys
 
     def drain(self) -> None:
         if self.pending:
             values, self.pending = self.pending, []
             self.writer.write(values)
+        if self.keys is not None:
+            self.keys.drain()
+
+    def complete(self) -> list[Future[None]]:
+        self.drain()
+        self.writer.finish()
+        futures = [self.upload.complete()]
+        if self.keys is not None:
+            futures += self.keys.complete()
+        return futures
+
+    def abort(self) -> None:
+        self.upload.abort()
+        if self.keys is not None:
+            self.keys.abort()
 
 
 class TopicPartitionWriter:
@@ -87,8 +107,11 @@ class TopicPartitionWriter:
         partitioner: Partitioner,
         extractor: TimestampExtractor,
         clock: Callable[[], float] = time.time,
+        keys_fmt: Format | None = None,
     ) -> None:
         self.tp = tp
+        self._keys_format = keys_fmt
+        self._key_schema: Any = _NO_SCHEMA
         self._s = settings
         self._store = store
         self._format = fmt
@@ -187,11 +210,17 @@ class TopicPartitionWriter:
             return 0
         if [r.value_schema for r in chunk].count(schema) != len(chunk):
             return 0
+        if self._keys_format is not None and [r.key_schema for r in chunk].count(
+            self._key_schema
+        ) != len(chunk):
+            return 0
         encoded = self._last_encoded
         assert encoded is not None
         file = self._files[encoded]
         file.drain()
         file.writer.write(values)
+        if file.keys is not None:
+            file.keys.writer.write([r.key for r in chunk])
         self._count += len(chunk)
         self._expected = chunk[-1].kafka_offset + 1
         if self._count >= self._s.flush_size:
@@ -230,6 +259,8 @@ class TopicPartitionWriter:
         if file is None:
             file = self._files[encoded] = self._open_file(encoded, offset)
         file.pending.append(value)
+        if file.keys is not None:
+            file.keys.pending.append(rec.key)
         self._last_encoded = encoded
         self._count += 1
         self._expected = offset + 1
@@ -242,6 +273,8 @@ class TopicPartitionWriter:
         self._base_ts = stamps[0] if stamps else None
         if self._schema is _NO_SCHEMA:
             self._schema = rec.value_schema
+        if self._key_schema is _NO_SCHEMA:
+            self._key_schema = rec.key_schema
         interval = self._s.rotate_schedule_interval_ms
         if interval > 0:
             now = int(self._clock() * 1000)
@@ -256,13 +289,30 @@ class TopicPartitionWriter:
                          self._format.extension)
         upload = ObjectUpload(self._store, key, self._s.store.part_size)
         schema = None if self._schema is _NO_SCHEMA else self._schema
-        return _OpenFile(upload, self._format.writer(upload, schema))
+        keys = None
+        if self._keys_format is not None:
+            keys_key = object_key(layout, self._topic, encoded, self.tp.partition, start,
+                                  ".keys" + self._keys_format.extension)
+            keys_upload = ObjectUpload(self._store, keys_key, self._s.store.part_size)
+            key_schema = None if self._key_schema is _NO_SCHEMA else self._key_schema
+            if key_schema is not None:
+                key_schema = key_schema.optional_()  # a null key is still a key
+            keys = _OpenFile(keys_upload, self._keys_format.writer(keys_upload, key_schema))
+        return _OpenFile(upload, self._format.writer(upload, schema), keys)
 
     # ---------------------------------------------------------------- schemas
 
     def _check_schema(self, rec: SinkRecord, value: Any) -> Any:
         """Step 3: the value to write (projected where the compatibility allows);
         commits the open set when the schema change needs new objects."""
+        if self._keys_format is not None:
+            key_schema = rec.key_schema
+            if key_schema is not self._key_schema:
+                if self._start is not None and self._key_schema is not _NO_SCHEMA and (
+                    key_schema != self._key_schema
+                ):
+                    self.commit()  # one key schema per keys object
+                self._key_schema = key_schema
         new = rec.value_schema
         current = self._schema
         if current is _NO_SCHEMA or new is current:
@@ -307,9 +357,7 @@ class TopicPartitionWriter:
             return
         futures = []
         for file in self._files.values():
-            file.drain()
-            file.writer.finish()
-            futures.append(file.upload.complete())
+            futures += file.complete()
         self._completing.append((self._start, futures))
         if len(self._completing) > MAX_COMPLETING:
             self._reap(raising=True, block=True)
@@ -328,14 +376,14 @@ class TopicPartitionWriter:
         target = self.safe_offset()
         self._completing.clear()
         for file in self._files.values():
-            file.upload.abort()
+            file.abort()
         self._files.clear()
         self._start = None
         self._count = 0
         self._base_ts = None
         self._next_scheduled_ms = None
         self._expected = target
-        self._schema = _NO_SCHEMA
+        self._schema = self._key_schema = _NO_SCHEMA
         return target
 
     def close(self) -> None:

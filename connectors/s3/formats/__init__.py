@@ -5,7 +5,16 @@ from __future__ import annotations
 from connectors.s3.config import LayoutSettings
 from connectors.s3.formats.base import FileWriter, Format, Sink
 
-__all__ = ["FileWriter", "Format", "Sink", "make_format"]
+__all__ = ["FileWriter", "Format", "Sink", "make_format", "make_keys_format"]
+
+
+def make_keys_format(layout: LayoutSettings) -> Format | None:
+    """The format of the `.keys.<ext>` objects (`store.kafka.keys`), or None."""
+    if not layout.store_keys:
+        return None
+    import dataclasses
+
+    return make_format(dataclasses.replace(layout, format=layout.keys_format))
 
 
 def make_format(layout: LayoutSettings, *, csv_header: bool = True) -> Format:

@@ -31,10 +31,11 @@ def produce(
     partition: int = 0,
     partitions: int = 1,
     timestamps: Sequence[int] | None = None,
+    keys: Sequence[bytes | None] | None = None,
 ) -> None:
     if topic not in log.list_topics():
         log.create_topic(topic, partitions)
-    log.append(topic, partition, list(values), timestamps=timestamps)
+    log.append(topic, partition, list(values), timestamps=timestamps, keys=keys)
     log.flush(topic, partition)
 
 
@@ -75,8 +76,11 @@ def committed(log: FileLog, connector: str, topic: str, partition: int = 0) -> i
     return None if found is None else found.offset
 
 
-def read_values(log: FileLog, topic: str, partition: int = 0) -> list[bytes | None]:
-    out: list[bytes | None] = []
+def read_values(
+    log: FileLog, topic: str, partition: int = 0, *, keys: bool = False
+) -> list[Any]:
+    """The values of a partition (or (key, value) pairs with `keys`)."""
+    out: list[Any] = []
     if topic not in log.list_topics():
         return out
     offset = 0
@@ -84,7 +88,7 @@ def read_values(log: FileLog, topic: str, partition: int = 0) -> list[bytes | No
         batch = log.read(topic, partition, offset)
         if not batch:
             return out
-        out.extend(r.value for r in batch)
+        out.extend((r.key, r.value) if keys else r.value for r in batch)
         offset = batch[-1].offset + 1
 
 

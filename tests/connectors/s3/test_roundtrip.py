@@ -16,6 +16,7 @@ import pytest
 from connect.herder.standalone import StandaloneHerder
 from tests.connectors.s3.conftest import (
     BYTES,
+    STRING,
     produce,
     read_values,
     schemaless,
@@ -213,3 +214,28 @@ def test_json_schema_values_keep_logical_types(start_herder, s3_bucket: Bucket) 
     assert first["price"] == "Bw==" and first["day"] == 19001
     assert first["at"] == 1_700_000_000_001 and first["blob"] == "AQEB"
     assert first["address"] == {"city": "c1", "zip": 1}
+
+
+@pytest.mark.parametrize("keys_format", ["avro", "json"])
+def test_keys_are_backed_up_beside_the_values_and_restored(
+    start_herder, s3_bucket: Bucket, keys_format: str
+) -> None:
+    herder = start_herder()
+    log = herder.log
+    values = schemaless([{"n": i} for i in range(6)])
+    keys: list[bytes | None] = [b"k%d" % i if i != 3 else None for i in range(6)]
+    produce(log, "orders", values, keys=keys)
+    log.create_topic("restored-orders", 1)
+    layout = {"store.kafka.keys": "true", "keys.format.class": _FORMATS[keys_format],
+              "key.converter": STRING}
+    herder.put_connector_config("sink", sink_config(s3_bucket, "orders", **layout),
+                                allow_replace=True)
+    objects = wait_keys(s3_bucket, 4)
+    ext = ".avro" if keys_format == "avro" else ".json"
+    assert objects[:2] == ["topics/orders/partition=0/orders+0+0000000000.json",
+                           f"topics/orders/partition=0/orders+0+0000000000.keys{ext}"]
+    _restore(herder, s3_bucket, "restore", **layout)
+    restored = wait_until(
+        lambda: (v := read_values(log, "restored-orders", keys=True)) and len(v) >= 6 and v,
+        30, "restored records")
+    assert restored == list(zip(keys, values, strict=True))
