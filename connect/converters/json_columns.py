@@ -332,11 +332,14 @@ class _StructWriter:
                 return [texts[0]]
             once = dict(zip(unique, texts, strict=True))
             return [list(map(once.__getitem__, ids))]
-        rows = list(map(_get_values, column))
-        if set(map(len, rows)) != {len(self.fields)}:
+        try:  # rows of another width than the schema's make strict zips fail
+            columns = list(zip(*map(_get_values, column), strict=True))
+        except ValueError:
+            raise Fallback from None
+        if len(columns) != len(self.fields):
             raise Fallback
         out: _Pieces = []
-        for (head, field), values in zip(self.fields, zip(*rows, strict=True), strict=True):
+        for (head, field), values in zip(self.fields, columns, strict=True):
             out.append(head)
             part = list(values)
             if n > 1 and _same_object(part):

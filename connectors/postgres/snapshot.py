@@ -76,15 +76,17 @@ def parse_copy_text(
     fields = text.replace("\n", "\t").split("\t")
     if len(fields) != lines * width + 1 or not text.endswith("\n"):
         raise ConnectError(f"COPY returned rows of other than {width} fields")
+    backslashes = "\\" in text  # one scan of the chunk spares one per column
+    nulls = backslashes and "\\N" in text
     columns = []
     for i, convert in enumerate(converters):
         column = fields[i::width][:lines]
-        if escaped[i] and "\\" in "".join(column):  # NULL is `\N`; escapes after that
+        if backslashes and escaped[i] and "\\" in "".join(column):  # NULL is `\N` first
             if convert is str:
                 column = [None if v == "\\N" else copy_unescape(v) for v in column]
             else:
                 column = [None if v == "\\N" else convert(copy_unescape(v)) for v in column]
-        elif "\\N" in column:
+        elif nulls and "\\N" in column:
             column = [None if v == "\\N" else convert(v) for v in column]
         elif convert is not str:
             convert_column = getattr(convert, "column", None)
