@@ -259,7 +259,22 @@ def compile_batch_writer(
     encode = compile_batch_encoder(
         schema, numeric_decimals=numeric_decimals, replace_null=replace_null
     )
+    if schema.type in _COMMALESS and schema.name != Decimal.LOGICAL_NAME:
+        return lambda column: _dump_commaless(encode(column))
     return lambda column: dump_column(encode(column))
+
+
+#: Types whose JSON texts never hold a comma (numbers, booleans, null): their column is
+#: one plain `dumps` split at the commas, with no separator items.
+_COMMALESS = frozenset(
+    {Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64, Type.BOOLEAN}
+)
+
+
+def _dump_commaless(values: list[Any]) -> list[bytes]:
+    if len(values) <= 1:
+        return [orjson.dumps(v) for v in values]
+    return orjson.dumps(values)[1:-1].split(b",")
 
 
 #: A column's texts in pieces: each piece is one bytes shared by every row, or a list
