@@ -83,6 +83,7 @@ class ProcessTask:
         self._send_lock = threading.Lock()
         self._stop_requested = False
         self.state = State.UNASSIGNED
+        self._reported = False  # whether the child has said anything of its state
         self.trace: str | None = None
         self.stopped = threading.Event()
         self._conn: Connection | None = None
@@ -127,6 +128,7 @@ class ProcessTask:
             while True:
                 message = self._conn.recv()
                 if message[0] == "status":
+                    self._reported = True
                     self._report(State(message[1]), message[2])
                 elif message[0] == "topic":
                     self._on_topic(message[1])
@@ -136,9 +138,11 @@ class ProcessTask:
             pass
         self._process.join()
         code = self._process.exitcode
-        if self.state not in _FINAL:
+        if self.state not in _FINAL or not self._reported:
+            # a child that died before its first status (an import error, a crash in
+            # start()) failed too: UNASSIGNED is only final once the child said so
             if self._stop_requested:
-                self._report(State.UNASSIGNED)
+                self._report(State.UNASSIGNED, None)
             else:
                 self._report(
                     State.FAILED,

@@ -217,3 +217,35 @@ class BatchCommitTrackingSource(CommitTrackingSource):
 class BatchCommitTrackingSourceTask(CommitTrackingSourceTask):
     def commit_records(self, records: Sequence[SourceRecord], metadata: Sequence[Any]) -> None:
         BatchCommitTrackingSource.BATCHES.append(([r.value for r in records], list(metadata)))
+
+
+class ExitingSource(SourceConnector):
+    """A source whose task process exits (code 3) inside start(), before it reports."""
+
+    def config(self) -> ConfigDef:
+        return ConfigDef()
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type:
+        return ExitingSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        return None
+
+
+class ExitingSourceTask(SourceTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        import os
+
+        os._exit(3)
+
+    def poll(self) -> list[SourceRecord] | None:
+        return None
+
+    def stop(self) -> None:
+        return None

@@ -302,3 +302,15 @@ def test_errant_records_reach_the_dead_letter_topic_and_tolerance_decides(
             assert [r.value for r in ListSink.RECEIVED] == ["a"]
     finally:
         ListSink.FAIL_ON = set()
+
+
+def test_a_task_process_dying_before_its_first_status_is_failed(start_herder) -> None:
+    herder = start_herder(**{"task.isolation": "process"})
+    herder.put_connector_config(
+        "exits",
+        {"connector.class": "tests.connect.plugins_for_tests.ExitingSource"},
+        allow_replace=False,
+    )
+    wait_until(lambda: [t.state for t in herder.connector_status("exits").tasks] == ["FAILED"])
+    trace = herder.connector_status("exits").tasks[0].trace or ""
+    assert "exited unexpectedly (exit code 3)" in trace
