@@ -51,6 +51,7 @@ from connect.converters._base import DataHeaderConverter, converter_type, define
 from connect.converters._batch import pairs
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
 from connect.converters.json_columns import BatchWriter, Fallback, compile_batch_writer
+from connect.converters.json_columns_read import BatchDecoder, compile_batch_decoder
 from connect.converters.json_schema import schema_from_json, schema_to_json
 from connect.converters.json_values import (
     OWNED,
@@ -177,6 +178,7 @@ class JsonConverter(DataHeaderConverter):
         self._last_writer: _Writer | None = None
         self._schemas_by_json: dict[bytes, tuple[Schema, Decoder]] = {}
         self._readers: list[_Reader] = []
+        self._batch_decoders: dict[Decoder, BatchDecoder] = {}
 
     def config(self) -> ConfigDef:
         return config_def()
@@ -194,6 +196,7 @@ class JsonConverter(DataHeaderConverter):
         self._last_schema = self._last_writer = None
         self._schemas_by_json.clear()
         self._readers.clear()
+        self._batch_decoders.clear()
 
     # ------------------------------------------------------------ Connect → bytes
 
@@ -384,6 +387,16 @@ class JsonConverter(DataHeaderConverter):
                 raise ConversionError(topic, str(exc), direction=FROM_BYTES) from exc
             raise
 
+    def _batch_decoder(self, schema: Schema, decode: Decoder) -> BatchDecoder:
+        """The column decoder beside a schema's value decoder (made on first use)."""
+        batch = self._batch_decoders.get(decode)
+        if batch is None:
+            if len(self._batch_decoders) >= self._cache_size:
+                self._batch_decoders.clear()
+            batch = compile_batch_decoder(schema, replace_null=self.replace_null_with_default)
+            self._batch_decoders[decode] = batch
+        return batch
+
     def _schema_of(self, data: bytes, node: Any) -> tuple[Schema, Decoder]:
         key = orjson.dumps(node)
         known = self._schemas_by_json.get(key)
@@ -430,7 +443,10 @@ class JsonConverter(DataHeaderConverter):
         passthrough = getattr(decode, "passthrough", None)
         try:
             if passthrough is None or set(map(type, payloads)) != {passthrough}:
-                payloads = list(map(decode, payloads))
+                try:
+                    payloads = self._batch_decoder(schema, decode)(payloads)
+                except Fallback:  # value by value, which says what is wrong
+                    payloads = list(map(decode, payloads))
         except NeedsExactDecimal:
             return [self.to_connect_data(topic, d) for d in data]
         except DataError as exc:

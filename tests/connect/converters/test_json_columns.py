@@ -178,3 +178,69 @@ def test_mixed_schemas_and_tombstones_equal_value_by_value(one: tuple, two: tupl
             conv.from_connect_batch("t", schemas, rows)
         return
     assert conv.from_connect_batch("t", schemas, rows) == expected
+
+
+def _read_one_by_one(conv: JsonConverter, data: list[bytes | None]) -> list | str:
+    try:
+        return [conv.to_connect_data("t", d) for d in data]
+    except ConversionError as exc:
+        return str(exc)
+
+
+def _read_batch(conv: JsonConverter, data: list[bytes | None]) -> list | str:
+    try:
+        return conv.to_connect_batch("t", data)
+    except ConversionError as exc:
+        return str(exc)
+
+
+_odd_values = st.sampled_from([None, 1.5, 300, -(2**40), "x", True, [1], {"a": 1}, 2**63])
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches(), st.data())
+def test_batch_reads_equal_value_by_value(batch: tuple, data: st.DataObject) -> None:
+    """What the writer wrote reads back the same in a batch as one by one, and so do
+    payloads with a field of another type or out of range (errors included)."""
+    schema, rows = batch
+    conv = JsonConverter()
+    conv.configure({"schemas.enable": "true"}, is_key=False)
+    try:
+        written = [conv.from_connect_data("t", schema, r) for r in rows]
+    except ConversionError:
+        return  # the strategy's invalid values: the write tests cover them
+    first = written[0]
+    if schema.fields and data.draw(st.booleans()):
+        i = data.draw(st.integers(0, len(written) - 1))
+        field = data.draw(st.sampled_from([f.name for f in schema.fields]))
+        envelope = orjson.loads(written[i])
+        if envelope["payload"] is not None:
+            envelope["payload"][field] = data.draw(_odd_values)
+            written[i] = orjson.dumps(envelope)
+    reader = JsonConverter()
+    reader.configure({"schemas.enable": "true"}, is_key=False)
+    reader.to_connect_data("t", first)  # the schema is known: the batch path applies
+    assert _read_batch(reader, written) == _read_one_by_one(reader, written)
+
+
+@pytest.mark.parametrize("odd", [300, 1.5, "7", None, True])
+def test_a_bad_field_in_a_read_batch_fails_as_one_by_one(odd: object) -> None:
+    schema = Schema.struct([("n", INT8_SCHEMA), ("f", FLOAT64_SCHEMA)], name="r")
+    conv = JsonConverter()
+    conv.configure({"schemas.enable": "true"}, is_key=False)
+    written = [
+        conv.from_connect_data("t", schema, Struct(schema, {"n": i, "f": i / 2})) for i in range(10)
+    ]
+    conv.to_connect_data("t", written[0])
+    envelope = orjson.loads(written[5])
+    envelope["payload"]["n"] = odd
+    written[5] = orjson.dumps(envelope)
+    one_by_one = _read_one_by_one(conv, written)
+    assert isinstance(one_by_one, str) and "n" in one_by_one
+    assert _read_batch(conv, written) == one_by_one
+    # and an int where a float is due is a float, as one by one
+    envelope["payload"] = {"n": 1, "f": 2}
+    written[5] = orjson.dumps(envelope)
+    batch = _read_batch(conv, written)
+    assert batch == _read_one_by_one(conv, written)
+    assert type(batch[5].value.get("f")) is float
