@@ -13,22 +13,15 @@ refuses the request, gets one line on stderr and exit status 1. Credentials come
 from __future__ import annotations
 
 import argparse
-import base64
 import json
-import os
 import sys
-import urllib.error
-import urllib.request
 from typing import Any
+
+from connect.cli.rest_client import CliRestError, add_rest_options, call
 
 __all__ = ["register"]
 
-DEFAULT_URL = "http://127.0.0.1:8083"
 _HEADER = ("CONNECTOR", "TYPE", "STATE", "WORKER", "TRACE")
-
-
-class StatusError(Exception):
-    """Why the status could not be read, in one line."""
 
 
 def register(commands: Any) -> None:
@@ -37,28 +30,14 @@ def register(commands: Any) -> None:
         help="show the connectors and tasks of a running worker",
         description="Show the state of every connector and task of a running worker.",
     )
-    parser.add_argument(
-        "--url",
-        default=os.environ.get("CONNECT_REST_URL", DEFAULT_URL),
-        help=f"the worker's REST API (default $CONNECT_REST_URL or {DEFAULT_URL})",
-    )
-    parser.add_argument(
-        "--user", default=os.environ.get("CONNECT_REST_USER"), help="basic-auth user"
-    )
-    parser.add_argument(
-        "--password",
-        default=os.environ.get("CONNECT_REST_PASSWORD"),
-        help="basic-auth password (better: $CONNECT_REST_PASSWORD)",
-    )
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds (default 10)")
-    parser.add_argument("--json", action="store_true", help="print the API's JSON")
+    add_rest_options(parser)
     parser.set_defaults(run=_status)
 
 
 def _status(args: argparse.Namespace) -> int:
     try:
         connectors = _fetch(args)
-    except StatusError as exc:
+    except CliRestError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.json:
@@ -69,37 +48,10 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> dict[str, Any]:
-    url = args.url.rstrip("/") + "/connectors?expand=status&expand=info"
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    if args.user is not None:
-        token = f"{args.user}:{args.password or ''}".encode()
-        request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
-    try:
-        with urllib.request.urlopen(request, timeout=args.timeout) as response:
-            body = response.read()
-    except urllib.error.HTTPError as exc:
-        raise StatusError(f"{args.url} answered {exc.code}: {_error_message(exc)}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise StatusError(f"cannot reach the worker at {args.url}: {reason}") from None
-    except ValueError as exc:
-        raise StatusError(f"bad --url {args.url!r}: {exc}") from None
-    try:
-        data = json.loads(body)
-    except ValueError:
-        raise StatusError(f"{args.url} did not answer JSON; is it a Connect worker?") from None
+    data = call(args, "GET", "/connectors?expand=status&expand=info")
     if not isinstance(data, dict):
-        raise StatusError(f"{args.url} answered {type(data).__name__}, not a connector map")
+        raise CliRestError(f"{args.url} answered {type(data).__name__}, not a connector map")
     return data
-
-
-def _error_message(exc: urllib.error.HTTPError) -> str:
-    try:
-        message = json.loads(exc.read()).get("message")
-    except (ValueError, AttributeError, OSError):
-        message = None
-    hint = " (use --user/--password)" if exc.code == 401 else ""
-    return (str(message) if message else exc.reason or "error") + hint
 
 
 def summary(trace: str | None) -> str:
