@@ -280,11 +280,11 @@ def test_consumer_assign_seek_poll_commit_resume(log: Log, make: MakeLog) -> Non
     again.close()
 
 
-def test_group_members_share_partitions_and_take_over(log: Log) -> None:
-    if type(log).__name__ == "KafkaLog":
-        # Open: both members are polled from this one thread, and a member's commit
-        # during a rebalance waits for the other member, which is not being polled.
-        pytest.skip("KafkaLog group hand-over needs one thread per member (issue 8)")
+def test_group_members_share_partitions_and_take_over(make_log: Callable[[], Log]) -> None:
+    """FileLog only, for now: on KafkaLog both members polled from this one thread
+    deadlock (a member's commit during a rebalance waits for the other member), and the
+    hand-over with one thread per member is still to be proven (issue 8)."""
+    log = make_log()
     log.create_topic("t", 4)
     for p in range(4):
         log.append("t", p, [b"p%d-%d" % (p, i) for i in range(5)])
