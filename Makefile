@@ -38,8 +38,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/log_bench.py
 	$(BIN)/python bench/pipeline_bench.py
 	$(BIN)/python bench/registry_bench.py
+	$(BIN)/python bench/cdc_bench.py
 	$(BIN)/python bench/s3_bench.py
 	$(BIN)/python bench/lake_bench.py
+	$(BIN)/python bench/ops_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
