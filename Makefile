@@ -34,7 +34,7 @@ mysql:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-bench: $(STAMP)
+bench: $(STAMP) postgres
 	$(BIN)/python bench/log_bench.py
 	$(BIN)/python bench/pipeline_bench.py
 	$(BIN)/python bench/registry_bench.py
