@@ -22,7 +22,7 @@ from typing import Any
 
 from connect.api.data import Schema, Struct, Type
 from connect.api.errors import DataError
-from connect.converters.json_columns import Fallback
+from connect.converters.json_columns import Fallback, _spread
 from connect.converters.json_values import _INT_RANGES, NeedsExactDecimal, compile_decoder
 
 __all__ = ["BatchDecoder", "compile_batch_decoder"]
@@ -45,20 +45,7 @@ def compile_batch_decoder(schema: Schema, *, replace_null: bool = True) -> Batch
         nullable, null_out = schema.optional, None
 
     def decode(column: list[Any]) -> list[Any]:
-        types = set(map(type, column))
-        if _NONE not in types:
-            return inner(column, types, one)
-        if not nullable:
-            raise Fallback
-        types.discard(_NONE)
-        if not types:
-            return [null_out] * len(column)
-        present = [i for i, v in enumerate(column) if v is not None]
-        decoded = inner([column[i] for i in present], types, one)
-        out = [null_out] * len(column)
-        for i, v in zip(present, decoded, strict=True):
-            out[i] = v
-        return out
+        return _spread(column, inner, one, nullable, null_out)
 
     return decode
 
