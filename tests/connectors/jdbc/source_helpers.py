@@ -7,6 +7,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+import sqlalchemy as sa
+
 from connect.api import SourceRecord
 from connectors.jdbc.source import JdbcSourceConnector, JdbcSourceTask
 from tests.connectors.fakes import FakeConnectorContext, FakeOffsetReader, FakeSourceContext
@@ -76,3 +78,24 @@ def commit(reader: FakeOffsetReader, records: list[SourceRecord]) -> None:
 
 def values(records: list[SourceRecord], field: str = "id") -> list[Any]:
     return [r.value.get(field) for r in records]
+
+
+def run(url: str, *statements: str) -> None:
+    """Run SQL statements in one transaction of the database at `url`."""
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        for statement in statements:
+            conn.exec_driver_sql(statement)
+    engine.dispose()
+
+
+def source_props(url: str, prefix: str, **extra: str) -> dict[str, str]:
+    """A JdbcSource config for `url` polling fast in small batches; keyword names use
+    `_` for `.` (batch_max_rows="5")."""
+    base = {
+        "connection.url": url,
+        "topic.prefix": prefix,
+        "poll.interval.ms": "1",
+        "batch.max.rows": "3",
+    }
+    return base | {k.replace("_", "."): v for k, v in extra.items()}

@@ -17,6 +17,8 @@ from tests.connectors.fakes import FakeOffsetReader
 from tests.connectors.jdbc.source_helpers import (
     commit,
     drain,
+    run,
+    source_props,
     start_connector,
     start_task,
     task_props,
@@ -28,22 +30,8 @@ pytestmark = pytest.mark.mysql
 UTC = dt.UTC
 
 
-def run(url: str, *statements: str) -> None:
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        for statement in statements:
-            conn.exec_driver_sql(statement)
-    engine.dispose()
-
-
 def props(url: str, **extra: str) -> dict[str, str]:
-    base = {
-        "connection.url": url,
-        "topic.prefix": "my-",
-        "poll.interval.ms": "1",
-        "batch.max.rows": "3",
-    }
-    return base | {k.replace("_", "."): v for k, v in extra.items()}
+    return source_props(url, "my-", **extra)
 
 
 def database(url: str) -> str:

@@ -9,13 +9,14 @@ import decimal
 import uuid
 
 import pytest
-import sqlalchemy as sa
 
 from connect.api import ConfigError, ConnectError, Date, Decimal, Time, Timestamp, Type
 from tests.connectors.fakes import FakeOffsetReader
 from tests.connectors.jdbc.source_helpers import (
     commit,
     drain,
+    run,
+    source_props,
     start_connector,
     start_task,
     task_props,
@@ -26,22 +27,8 @@ pytestmark = pytest.mark.postgres
 UTC = dt.UTC
 
 
-def run(url: str, *statements: str) -> None:
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        for statement in statements:
-            conn.exec_driver_sql(statement)
-    engine.dispose()
-
-
 def props(url: str, **extra: str) -> dict[str, str]:
-    base = {
-        "connection.url": url,
-        "topic.prefix": "pg-",
-        "poll.interval.ms": "1",
-        "batch.max.rows": "3",
-    }
-    return base | {k.replace("_", "."): v for k, v in extra.items()}
+    return source_props(url, "pg-", **extra)
 
 
 def database(url: str) -> str:
