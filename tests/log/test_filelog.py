@@ -118,6 +118,38 @@ def test_add_partitions_and_alter_config(file_log: FileLog, make_log) -> None:
     assert other.read("t", 4, 0)[0].value == b"x"
 
 
+def test_reads_inside_one_batch_decode_it_once(
+    file_log: FileLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A consumer taking fewer records than a batch holds gets the rest of the batch
+    from the read that cut it, not from decoding the batch again."""
+    import log.partition
+
+    decoded: list[int] = []
+    real = log.partition.decode_records
+
+    def counting(*args: object, **kwargs: object) -> object:
+        decoded.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(log.partition, "decode_records", counting)
+    file_log.create_topic("t", 1)
+    file_log.append("t", 0, [b"%d" % i for i in range(10)], headers=[[("h", b"x")]] * 10)
+    file_log.append("t", 0, [b"10", b"11"])
+    got = []
+    offset = 0
+    while offset < 12:
+        records = file_log.read("t", 0, offset, max_records=3)
+        got += records
+        offset = records[-1].offset + 1
+    assert [r.value for r in got] == [b"%d" % i for i in range(12)]
+    assert all(r.headers == (("h", b"x"),) for r in got[:10]) and got[10].headers == ()
+    assert len(decoded) == 2  # each batch once, though the first was read in four steps
+    # A read elsewhere (a seek back) is served from the log again, and correctly.
+    assert [r.value for r in file_log.read("t", 0, 1, max_records=2)] == [b"1", b"2"]
+    assert [r.value for r in file_log.read("t", 0, 9)] == [b"9", b"10", b"11"]
+
+
 def test_append_returns_offsets_and_read_bounds(file_log: FileLog) -> None:
     file_log.create_topic("t", 1)
     assert file_log.append("t", 0, [b"a", b"b", b"c"]) == range(0, 3)

@@ -78,6 +78,23 @@ class PartitionMachine(RuleBasedStateMachine):
         want = self.model[i : i + len(got)]
         assert [(r.offset, r.key, r.value, r.timestamp) for r in got] == want
 
+    @precondition(lambda self: self.model)
+    @rule(max_records=st.integers(1, 7))
+    def read_on(self, max_records: int) -> None:
+        """A consumer's reads: each from where the last one stopped, small enough to
+        stop inside batches (whose rest the partition keeps for the next read)."""
+        assert self.log is not None
+        offsets = [r[0] for r in self.model]
+        cursor = getattr(self, "cursor", offsets[0])
+        if cursor not in offsets:
+            cursor = offsets[0]
+        i = offsets.index(cursor)
+        got = self.log.read("m", 0, cursor, max_records=max_records)
+        assert 1 <= len(got) <= max_records
+        want = self.model[i : i + len(got)]
+        assert [(r.offset, r.key, r.value, r.timestamp) for r in got] == want
+        self.cursor = got[-1].offset + 1
+
     @rule()
     def read_at_end(self) -> None:
         assert self.log is not None
