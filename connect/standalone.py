@@ -152,7 +152,13 @@ class StandaloneWorker:
             allow_reset=bool(self.config.get("topic.tracking.allow.reset", True)),
         )
         self.rest = RestServer(
-            self.herder, host=host, port=port, auth=auth, topic_tracking=tracking
+            self.herder,
+            host=host,
+            port=port,
+            auth=auth,
+            topic_tracking=tracking,
+            # The console's Schemas page reads the embedded registry (connect.rest.ui).
+            registry=self.registry.registry if self.registry is not None else None,
         )
         self.rest.start()
         _log.info("REST API listening on %s", self.rest.url)

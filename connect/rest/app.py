@@ -2,13 +2,16 @@
 
 Paths, methods, bodies, statuses and error bodies follow Kafka Connect (see
 `connect/rest/errors.py` for the error table). Beyond Kafka's surface there are
-`/openapi.json`, the OpenAPI description, and the operator's endpoints of
-`connect/rest/ops.py` (`/metrics` for Prometheus, `/ops/...` for the CLI). A trailing
+`/openapi.json`, the OpenAPI description, the operator's endpoints of
+`connect/rest/ops.py` (`/metrics` for Prometheus, `/ops/...` for the CLI), and the web
+console at `/ui` with the `/ops/...` endpoints it reads (`connect/rest/ui`). A trailing
 slash is ignored, as Jersey ignores it (`GET /connector-plugins/` works); unknown paths
 answer 404 and known paths with another method 405, both with the JSON error body.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -17,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from connect.api import ConnectError
 from connect.herder.api import Herder
-from connect.rest import admin, connectors, ops, plugins
+from connect.rest import admin, connectors, ops, plugins, ui
 from connect.rest.auth import BasicAuth, BasicAuthMiddleware
 from connect.rest.errors import handle_error
 from connect.rest.params import TopicTracking
@@ -50,8 +53,11 @@ def create_app(
     *,
     auth: BasicAuth | None = None,
     topic_tracking: TopicTracking | None = None,
+    registry: Any = None,
 ) -> FastAPI:
-    """The REST API over `herder`; with `auth`, every request needs basic auth."""
+    """The REST API over `herder`; with `auth`, every request but the console's static
+    files needs basic auth. `registry` (a connect.registry.core.SchemaRegistry), when
+    the worker runs the embedded one, is what the console's Schemas page reads."""
     app = FastAPI(
         title="Tributary Connect REST API",
         description="Kafka Connect's REST API: connectors, tasks, offsets, plugins, loggers.",
@@ -62,13 +68,15 @@ def create_app(
     )
     app.state.herder = herder
     app.state.topic_tracking = topic_tracking or TopicTracking()
+    app.state.registry = registry
     app.include_router(admin.router)
     app.include_router(connectors.router)
     app.include_router(plugins.router)
     app.include_router(ops.router)
+    ui.mount(app)
     for kind in (ConnectError, HTTPException, RequestValidationError, Exception):
         app.add_exception_handler(kind, handle_error)
     app.add_middleware(_IgnoreTrailingSlash)
     if auth is not None:
-        app.add_middleware(BasicAuthMiddleware, auth=auth)
+        app.add_middleware(BasicAuthMiddleware, auth=auth, public=ui.PUBLIC_PATHS)
     return app

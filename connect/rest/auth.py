@@ -5,7 +5,9 @@ properties file of `user: password` lines. The same files work here: one user pe
 line, `user: password`, `user=password` or `user password`, `#` and `!` comments.
 
 Every request needs valid credentials (Kafka exempts only signed inter-worker
-requests, which a standalone worker has none of); otherwise the answer is 401 with a
+requests, which a standalone worker has none of) — except under the middleware's
+`public` path prefixes, which hold only static files without data (the web console's
+page and scripts, connect.rest.ui); otherwise the answer is 401 with a
 `WWW-Authenticate` challenge and Kafka's error body. Passwords are compared in constant
 time, and an unknown user costs the same comparison as a wrong password.
 """
@@ -16,7 +18,7 @@ import base64
 import binascii
 import hmac
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -92,14 +94,24 @@ class BasicAuth:
 
 
 class BasicAuthMiddleware:
-    """ASGI middleware: refuse HTTP requests without valid basic-auth credentials."""
+    """ASGI middleware: refuse HTTP requests without valid basic-auth credentials,
+    except GETs of paths under `public` (a prefix and what lies below it)."""
 
-    def __init__(self, app: ASGIApp, *, auth: BasicAuth) -> None:
+    def __init__(self, app: ASGIApp, *, auth: BasicAuth, public: Sequence[str] = ()) -> None:
         self.app = app
         self.auth = auth
+        self.public = tuple(p.rstrip("/") for p in public)
+
+    def _is_public(self, scope: Scope) -> bool:
+        if scope.get("method") not in ("GET", "HEAD"):
+            return False
+        path: str = scope.get("path", "")
+        if ".." in path.split("/"):
+            return False  # never let a dot-segment walk out of a public prefix
+        return any(path == p or path.startswith(p + "/") for p in self.public)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and not self._is_public(scope):
             header = None
             for name, value in scope["headers"]:
                 if name == b"authorization":

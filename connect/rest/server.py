@@ -18,6 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 
@@ -61,11 +62,14 @@ class RestServer:
         port: int = 8083,
         auth: BasicAuth | None = None,
         topic_tracking: TopicTracking | None = None,
+        registry: Any = None,
     ) -> None:
         self.herder = herder
         self.host = host
         self.port = port
-        self.app = create_app(herder, auth=auth, topic_tracking=topic_tracking)
+        self.app = create_app(
+            herder, auth=auth, topic_tracking=topic_tracking, registry=registry
+        )
         self.access_log = True
         self._server: _ThreadServer | None = None
         self._thread: threading.Thread | None = None
