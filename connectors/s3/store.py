@@ -135,8 +135,9 @@ class Store:
                 if not isinstance(error, S3UnavailableError) or attempt == attempts - 1:
                     raise error from exc
                 delay = min(_MAX_BACKOFF_S, backoff * (2**attempt))
-                _log.warning("%s; retry %d of %d in %.1f s", error, attempt + 1,
-                             attempts - 1, delay)
+                _log.warning(
+                    "%s; retry %d of %d in %.1f s", error, attempt + 1, attempts - 1, delay
+                )
                 self._sleep(delay)
         raise AssertionError("unreachable")
 
@@ -147,32 +148,51 @@ class Store:
         self.call("HeadBucket", lambda: self.client.head_bucket(Bucket=self.bucket))
 
     def put(self, key: str, body: bytes | bytearray | memoryview) -> None:
-        self.call("PutObject", lambda: self.client.put_object(
-            Bucket=self.bucket, Key=key, Body=bytes(body) if not isinstance(body, bytes)
-            else body), key=key)
+        data = bytes(body) if isinstance(body, memoryview) else body  # boto3 refuses views
+        self.call(
+            "PutObject",
+            lambda: self.client.put_object(Bucket=self.bucket, Key=key, Body=data),
+            key=key,
+        )
 
     def create_multipart(self, key: str) -> str:
-        response = self.call("CreateMultipartUpload", lambda: self.client.create_multipart_upload(
-            Bucket=self.bucket, Key=key), key=key)
+        response = self.call(
+            "CreateMultipartUpload",
+            lambda: self.client.create_multipart_upload(Bucket=self.bucket, Key=key),
+            key=key,
+        )
         return str(response["UploadId"])
 
-    def upload_part(self, key: str, upload_id: str, number: int, body: bytes) -> str:
-        response = self.call("UploadPart", lambda: self.client.upload_part(
-            Bucket=self.bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body),
-            key=key)
+    def upload_part(self, key: str, upload_id: str, number: int, body: bytes | bytearray) -> str:
+        response = self.call(
+            "UploadPart",
+            lambda: self.client.upload_part(
+                Bucket=self.bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
+            ),
+            key=key,
+        )
         return str(response["ETag"])
 
     def complete_multipart(self, key: str, upload_id: str, etags: list[str]) -> None:
         parts = [{"ETag": etag, "PartNumber": i + 1} for i, etag in enumerate(etags)]
-        self.call("CompleteMultipartUpload", lambda: self.client.complete_multipart_upload(
-            Bucket=self.bucket, Key=key, UploadId=upload_id,
-            MultipartUpload={"Parts": parts}), key=key)
+        self.call(
+            "CompleteMultipartUpload",
+            lambda: self.client.complete_multipart_upload(
+                Bucket=self.bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts}
+            ),
+            key=key,
+        )
 
     def abort_multipart(self, key: str, upload_id: str) -> None:
         """Best effort: an upload left behind is invisible and costs only storage."""
         try:
-            self.call("AbortMultipartUpload", lambda: self.client.abort_multipart_upload(
-                Bucket=self.bucket, Key=key, UploadId=upload_id), key=key)
+            self.call(
+                "AbortMultipartUpload",
+                lambda: self.client.abort_multipart_upload(
+                    Bucket=self.bucket, Key=key, UploadId=upload_id
+                ),
+                key=key,
+            )
         except S3StoreError as exc:
             _log.info("could not abort the upload of %s: %s", key, exc)
 
@@ -192,11 +212,13 @@ class Store:
                 kwargs["ContinuationToken"] = token
             elif start_after:
                 kwargs["StartAfter"] = start_after
-            page = self.call("ListObjectsV2", lambda kw=kwargs: self.client.list_objects_v2(**kw),
-                             key=prefix)
+            page = self.call(
+                "ListObjectsV2", lambda kw=kwargs: self.client.list_objects_v2(**kw), key=prefix
+            )
             for item in page.get("Contents", ()):
-                yield ObjectInfo(item["Key"], int(item.get("Size", 0)),
-                                 str(item.get("ETag", "")).strip('"'))
+                yield ObjectInfo(
+                    item["Key"], int(item.get("Size", 0)), str(item.get("ETag", "")).strip('"')
+                )
             if not page.get("IsTruncated"):
                 return
             token = page.get("NextContinuationToken")

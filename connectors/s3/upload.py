@@ -1,10 +1,11 @@
 """One object being written: bytes stream in, the object appears only when complete.
 
 Protocol (a crash at any step leaves no partial object visible):
-1. `write(data)` appends to a buffer; each whole `s3.part.size` bytes of it is sent as
-   the next part of a multipart upload (created on the first part), in the background
-   (Store.submit), so memory stays at about one part per open object plus the parts
-   in flight.
+1. `write(data)` / `extend(pieces)` append to a buffer; each whole `s3.part.size`
+   bytes of it is sent as the next part of a multipart upload (created on the first
+   part), in the background (Store.submit), so memory stays at about one part per open
+   object plus the parts in flight. Parts are cut at fixed multiples of the part size,
+   so a replay splits an object the same way (and S3 gives it the same ETag).
 2. `complete()`: an object that never reached a part is sent whole with one
    PutObject; otherwise the rest goes as the last part and CompleteMultipartUpload
    makes the object visible, atomically, under its final key — after every part has
@@ -15,11 +16,19 @@ Protocol (a crash at any step leaves no partial object visible):
 
 A failed call (after the store's retries) raises; the writer then aborts and starts
 the object over from the log, so an ObjectUpload is never retried half way.
+
+Copies: a part is the buffer itself — the bytearray is cut to the part's length in
+place and handed to boto3 (which takes a bytearray body) and a new buffer starts
+with the bytes past the part, at most one `write`/`extend` call's worth. Slicing a
+part out of the buffer instead copied every byte twice more (the part, then the
+shifted rest on the buffer's next growth).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections import deque
+from collections.abc import Iterable
 from concurrent.futures import Future
 
 from connectors.s3.store import Store
@@ -48,17 +57,32 @@ class ObjectUpload:
         if len(self._buffer) >= self._part_size:
             self._send_parts()
 
+    def extend(self, pieces: Iterable[bytes | bytearray | memoryview]) -> None:
+        """Step 1 for many small pieces (the lines of a batch): appended by a C-level
+        loop, each piece freed as soon as it is in."""
+        buffer = self._buffer
+        before = len(buffer)
+        deque(map(buffer.extend, pieces), 0)
+        self.size += len(buffer) - before
+        if len(buffer) >= self._part_size:
+            self._send_parts()
+
     def _send_parts(self) -> None:
-        """Send every whole part in the buffer; keep the rest."""
+        """Send every whole part in the buffer; keep the rest (see the module
+        docstring on copies)."""
         size = self._part_size
         buffer = self._buffer
         whole = len(buffer) - len(buffer) % size
-        with memoryview(buffer) as view:
+        self._buffer = buffer[whole:]
+        del buffer[whole:]  # shrinks in place: no reallocation, no copy
+        if whole == size:
+            self._send(buffer)
+            return
+        with memoryview(buffer) as view:  # one write of several parts: rare
             for start in range(0, whole, size):
-                self._send(bytes(view[start : start + size]))
-        del buffer[:whole]
+                self._send(bytearray(view[start : start + size]))
 
-    def _send(self, body: bytes) -> None:
+    def _send(self, body: bytes | bytearray) -> None:
         if self._upload_id is None:
             self._upload_id = self._store.create_multipart(self.key)
         failed = next((p for p in self._parts if p.done() and p.exception()), None)
@@ -76,13 +100,11 @@ class ObjectUpload:
         """Step 2, in the background (Store.finish); the future fails as the upload
         did."""
         store, key = self._store, self.key
+        body, self._buffer = self._buffer, bytearray()
         if self._upload_id is None:
-            body = bytes(self._buffer)
-            self._buffer = bytearray()
             return store.finish(lambda: store.put(key, body))
-        if self._buffer:
-            self._send(bytes(self._buffer))
-            self._buffer = bytearray()
+        if body:
+            self._send(body)
         parts, upload_id = list(self._parts), self._upload_id
         return store.finish(
             lambda: store.complete_multipart(key, upload_id, [p.result() for p in parts])

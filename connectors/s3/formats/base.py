@@ -2,10 +2,11 @@
 
 A `Format` makes one `FileWriter` per object. The writer takes the values of a batch
 of records at once (`write(values)`) — one Python call per batch, not per record — and
-streams its bytes into the object's upload as they are ready; `finish()` writes what
-is left (a gzip trailer, a Parquet footer). Writers must be deterministic: the same
-values give the same bytes (no random Avro sync markers, no gzip timestamps), because
-exactly-once rests on a replay producing identical objects.
+streams its bytes into the object's upload as they are ready (`Sink.write` for a
+block, `Sink.extend` for many small pieces, which the sink takes in a C-level loop);
+`finish()` writes what is left (a gzip trailer, a Parquet footer). Writers must be
+deterministic: the same values give the same bytes (no random Avro sync markers, no
+gzip timestamps), because exactly-once rests on a replay producing identical objects.
 
 `read(data)` is the inverse for the source: an object's bytes to (schema, values).
 """
@@ -13,7 +14,7 @@ exactly-once rests on a replay producing identical objects.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from connect.api import Schema
@@ -27,6 +28,8 @@ class Sink(Protocol):
     key: str
 
     def write(self, data: bytes | bytearray | memoryview) -> None: ...
+
+    def extend(self, pieces: Iterable[bytes | bytearray | memoryview]) -> None: ...
 
 
 class FileWriter(ABC):

@@ -24,8 +24,9 @@ from connectors.s3.partitioners import (
 
 
 def _layout(**props: str) -> Any:
-    return SinkSettings.parse({"s3.bucket.name": "b-1", "flush.size": "1",
-                               "format.class": "json", **props}).layout
+    return SinkSettings.parse(
+        {"s3.bucket.name": "b-1", "flush.size": "1", "format.class": "json", **props}
+    ).layout
 
 
 def test_keys_round_trip_through_parse() -> None:
@@ -35,7 +36,11 @@ def test_keys_round_trip_through_parse() -> None:
     name = parse_key(layout, key, ".json")
     assert name is not None
     assert (name.topic, name.partition, name.start, name.encoded) == (
-        "or+ders", 7, 42, "region=eu/x=1")
+        "or+ders",
+        7,
+        42,
+        "region=eu/x=1",
+    )
     assert parse_key(layout, key, ".avro") is None
     assert parse_key(layout, "a/b/orders/partition=0/other+0+1.json", ".json") is None
     assert parse_key(layout, "elsewhere/orders/partition=0/orders+0+1.json", ".json") is None
@@ -63,15 +68,18 @@ def test_time_directories_follow_the_zone_across_dst() -> None:
 
 
 def _record(value: Any, schema: Schema | None = None, offset: int = 0) -> SinkRecord:
-    return SinkRecord(topic="t", kafka_partition=0, kafka_offset=offset, value=value,
-                      value_schema=schema)
+    return SinkRecord(
+        topic="t", kafka_partition=0, kafka_offset=offset, value=value, value_schema=schema
+    )
 
 
 def test_field_directories_from_structs_and_maps() -> None:
     schema = Schema.struct([("id", INT64_SCHEMA), ("region", OPTIONAL_STRING_SCHEMA)])
     partitioner = FieldPartitioner(["region", "id"], "/")
-    records = [_record(Struct(schema, {"id": 1, "region": "eu"})),
-               _record({"id": 2, "region": "us"})]
+    records = [
+        _record(Struct(schema, {"id": 1, "region": "eu"})),
+        _record({"id": 2, "region": "us"}),
+    ]
     assert partitioner.encode(records, None) == ["region=eu/id=1", "region=us/id=2"]
     with pytest.raises(DataError, match="no field 'region'"):
         partitioner.encode([_record({"id": 3})], None)
@@ -87,6 +95,10 @@ class _Sink:
 
     def write(self, data: Any) -> None:
         self.data += data
+
+    def extend(self, pieces: Any) -> None:
+        for piece in pieces:
+            self.data += piece
 
 
 def _encode(layout: Any, values: list[Any], schema: Schema | None = None) -> bytes:
@@ -107,8 +119,21 @@ def test_json_lines_are_deterministic_and_gzip_carries_no_timestamp() -> None:
     assert gzip.decompress(_encode(gz, values)) == plain
     assert _encode(gz, values)[4:8] == b"\x00\x00\x00\x00"  # MTIME
     decimal = Schema.struct([("n", INT64_SCHEMA)])
-    assert orjson.loads(_encode(_layout(), [Struct(decimal, {"n": 5})] * 3, decimal)
-                        .splitlines()[0]) == {"n": 5}
+    assert orjson.loads(
+        _encode(_layout(), [Struct(decimal, {"n": 5})] * 3, decimal).splitlines()[0]
+    ) == {"n": 5}
+
+
+def test_json_lines_of_a_large_batch_are_each_value_dumped_alone() -> None:
+    """Batches are encoded in rounds straight into the sink: every line is what
+    orjson writes for the value alone, whatever the round boundaries."""
+    values: list[Any] = [
+        {"i": i, "s": "é\n\u2028" * (i % 3), "n": None, "f": i / 7, "l": [True, i]}
+        for i in range(1000)
+    ]
+    expected = b"".join(orjson.dumps(v) + b"\n" for v in values)
+    assert _encode(_layout(), values) == expected
+    assert len(expected.splitlines()) == 1000
 
 
 def test_avro_objects_are_identical_for_identical_records() -> None:
