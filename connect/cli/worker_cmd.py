@@ -1,5 +1,6 @@
-"""`connect standalone WORKER.json [CONNECTOR.json …]`: run a standalone worker until
-SIGTERM or SIGINT, then stop cleanly (final offset commits)."""
+"""`connect standalone WORKER.json [CONNECTOR.json …]` and `connect distributed
+WORKER.json`: run a worker until SIGTERM or SIGINT, then stop cleanly (final offset
+commits; a distributed worker then leaves its group expecting to return)."""
 
 from __future__ import annotations
 
@@ -28,16 +29,24 @@ def register(commands: Any) -> None:
         "--log-level", default="INFO", help="logging level of the worker (default INFO)"
     )
     parser.set_defaults(run=_standalone)
+    parser = commands.add_parser(
+        "distributed",
+        help="run a worker of a distributed cluster",
+        description="Run one worker of a cluster sharing one log (the embedded log's "
+        "directory, or a Kafka cluster with bootstrap.servers); connectors are managed "
+        "through the REST API of any worker.",
+    )
+    parser.add_argument("worker_config", metavar="WORKER.json")
+    parser.add_argument(
+        "--log-level", default="INFO", help="logging level of the worker (default INFO)"
+    )
+    parser.set_defaults(run=_distributed)
 
 
 def _standalone(args: argparse.Namespace) -> int:
     from connect.standalone import StandaloneWorker, load_connector_config, load_worker_config
 
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        stream=sys.stderr,
-        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
-    )
+    _logging(args)
     try:
         config = load_worker_config(args.worker_config)
         connectors = [load_connector_config(path) for path in args.connector_configs]
@@ -45,6 +54,32 @@ def _standalone(args: argparse.Namespace) -> int:
     except (ConfigError, ConnectError, LogError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    return _serve(worker)
+
+
+def _distributed(args: argparse.Namespace) -> int:
+    from connect.distributed import DistributedWorker
+    from connect.standalone import load_worker_config
+
+    _logging(args)
+    try:
+        worker = DistributedWorker(load_worker_config(args.worker_config))
+    except (ConfigError, ConnectError, LogError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return _serve(worker)
+
+
+def _logging(args: argparse.Namespace) -> None:
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _serve(worker: Any) -> int:
+    """Start `worker`, run until SIGTERM or SIGINT, stop it cleanly."""
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -7,6 +7,12 @@ Record formats, as Kafka Connect writes them (values are JSON):
 | task-<name>-<n>        | {"properties": {...}}                                        |
 | commit-<name>          | {"tasks": N}: the task configs before it take effect at once |
 | target-state-<name>    | {"state": STARTED|PAUSED, "state.v2": STARTED|PAUSED|STOPPED}|
+| restart-connector-<n>  | {"include-tasks", "only-failed"}: a restart request          |
+| restart-task-<name>-<n>| {}: a request to restart one task                            |
+| logger-cluster-<ns>    | {"level"}: a logger level for every worker of the cluster    |
+
+Requests (restarts, cluster logger levels) change no state: they are handed to the
+request listeners as they are read, for the worker that owns the work to act on.
 
 Task configs are buffered until their commit record, so a reader never sees half of a
 new task set; a commit whose task records are missing leaves the connector's tasks
@@ -41,6 +47,9 @@ class ClusterConfig:
     targets: dict[str, TargetState] = field(default_factory=dict)
 
 
+_REQUESTS = ("restart-", "logger-cluster-")
+
+
 def _dump(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
 
@@ -52,6 +61,7 @@ class ConfigStore:
         self._state = ClusterConfig()
         self._pending: dict[str, dict[int, dict[str, str]]] = {}
         self._listeners: list[Callable[[str], None]] = []
+        self._request_listeners: list[Callable[[str, dict | None], None]] = []
 
     def start(self) -> None:
         self._table.start(self._apply)
@@ -60,9 +70,17 @@ class ConfigStore:
         """Called with a connector name whenever something about it changes."""
         self._listeners.append(listener)
 
+    def add_request_listener(self, listener: Callable[[str, dict | None], None]) -> None:
+        """Called with (key, value) for each request record read (see the docstring)."""
+        self._request_listeners.append(listener)
+
     def _apply(self, key: bytes, value: bytes | None) -> None:
         text = key.decode()
         data = json.loads(value) if value is not None else None
+        if text.startswith(_REQUESTS):
+            for request_listener in self._request_listeners:
+                request_listener(text, data)
+            return
         with self._lock:
             name = self._apply_locked(text, data)
         if name is not None:
@@ -154,6 +172,18 @@ class ConfigStore:
 
     def put_target_state(self, name: str, target: TargetState) -> None:
         self._table.write([self._target_item(name, target)])
+
+    def request_restart(
+        self, name: str, *, include_tasks: bool = False, only_failed: bool = False
+    ) -> None:
+        value = {"include-tasks": include_tasks, "only-failed": only_failed}
+        self._table.write([(f"restart-connector-{name}".encode(), _dump(value))])
+
+    def request_task_restart(self, name: str, task: int) -> None:
+        self._table.write([(f"restart-task-{name}-{task}".encode(), _dump({}))])
+
+    def put_cluster_logger_level(self, namespace: str, level: str) -> None:
+        self._table.write([(f"logger-cluster-{namespace}".encode(), _dump({"level": level}))])
 
     def stop(self) -> None:
         self._table.stop()

@@ -2,6 +2,10 @@
 
 Keys `status-connector-<name>` and `status-task-<name>-<n>`; value JSON
 `{"state", "trace", "worker_id", "generation"}`; null forgets the entry.
+
+Fencing: a value written in an older generation than the one already held for its key
+is ignored (a worker that lost the work and did not know yet cannot overwrite its new
+owner's status). A standalone worker writes generation 0 throughout.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ class Status:
         return f"status-task-{self.connector}-{self.task}".encode()
 
 
+def _stale(held: Status | None, data: dict) -> bool:
+    return held is not None and int(data.get("generation", 0)) < held.generation
+
+
 class StatusStore:
     def __init__(self, table: Table) -> None:
         self._table = table
@@ -62,7 +70,7 @@ class StatusStore:
                 name = text[len("status-connector-") :]
                 if data is None:
                     self._connectors.pop(name, None)
-                else:
+                elif not _stale(self._connectors.get(name), data):
                     self._connectors[name] = self._status(name, None, data)
             elif text.startswith("status-topic-"):
                 topic, _, connector = text[len("status-topic-") :].partition(":connector-")
@@ -76,7 +84,7 @@ class StatusStore:
                     return
                 if data is None:
                     self._tasks.pop((name, int(index)), None)
-                else:
+                elif not _stale(self._tasks.get((name, int(index))), data):
                     self._tasks[(name, int(index))] = self._status(name, int(index), data)
 
     @staticmethod

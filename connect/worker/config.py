@@ -115,9 +115,6 @@ WORKER_CONFIG = (
     )
     .define("rest.host.name", ConfigType.STRING, None, None, Importance.LOW, "Deprecated.")
     .define("rest.port", ConfigType.INT, None, None, Importance.LOW, "Deprecated.")
-    .define("rest.advertised.host.name", ConfigType.STRING, None, None, Importance.LOW, "")
-    .define("rest.advertised.port", ConfigType.INT, None, None, Importance.LOW, "")
-    .define("rest.advertised.listener", ConfigType.STRING, None, None, Importance.LOW, "")
     .define(
         "rest.basic.auth.users.file",
         ConfigType.STRING,
@@ -207,6 +204,75 @@ WORKER_CONFIG = (
         None,
         Importance.HIGH,
         "Cluster id of distributed workers.",
+    )
+    .define(
+        "group.storage.topic",
+        ConfigType.STRING,
+        "connect-group",
+        non_empty_string,
+        Importance.LOW,
+        "Distributed mode: the one-partition topic of membership and assignments "
+        "(docs/distributed.md).",
+    )
+    .define(
+        "session.timeout.ms",
+        ConfigType.INT,
+        10_000,
+        at_least(1),
+        Importance.HIGH,
+        "Distributed mode: a worker not heard from for this long is declared dead and its "
+        "work moves; a worker that has not read back its own heartbeat for this long stops "
+        "writing (it may have been declared dead).",
+    )
+    .define(
+        "heartbeat.interval.ms",
+        ConfigType.INT,
+        3_000,
+        at_least(1),
+        Importance.HIGH,
+        "Distributed mode: how often a worker heartbeats (well below session.timeout.ms).",
+    )
+    .define(
+        "rebalance.timeout.ms",
+        ConfigType.INT,
+        60_000,
+        at_least(1),
+        Importance.MEDIUM,
+        "Distributed mode: how long a worker may take to stop the work a rebalance took "
+        "from it before it is declared dead.",
+    )
+    .define(
+        "scheduled.rebalance.max.delay.ms",
+        ConfigType.INT,
+        300_000,
+        at_least(0),
+        Importance.MEDIUM,
+        "Distributed mode: how long a departed worker's work waits for it to come back "
+        "(counted from its last heartbeat) before it is spread over the others.",
+    )
+    .define(
+        "rest.advertised.host.name",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Distributed mode: the host other workers and clients reach this worker at.",
+    )
+    .define(
+        "rest.advertised.port",
+        ConfigType.INT,
+        None,
+        None,
+        Importance.LOW,
+        "Distributed mode: the port other workers and clients reach this worker at.",
+    )
+    .define(
+        "rest.advertised.listener",
+        ConfigType.STRING,
+        "http",
+        one_of("http", "https"),
+        Importance.LOW,
+        "Distributed mode: the scheme of the advertised URL.",
     )
     .define(
         "worker.id",

@@ -19,9 +19,10 @@ The protocol, over one duplex pipe (numbered as in the code):
    most every `_STATS_INTERVAL_S` while they change and once more when it stops, so
    a scrape reads the parent's copy and never waits on a child (a parent that does
    not know the message ignores it).
-4. The parent sends ("pause",), ("resume",) and ("stop",). On stop, or on SIGTERM
-   (e.g. sent to the whole process group), the child stops the task cleanly (final
-   offset commit), closes the log and exits; it ignores SIGINT (the parent's to act on).
+4. The parent sends ("pause",), ("resume",), ("stop",) and, in a distributed cluster,
+   ("lease", deadline) each time its lease changes (connect.worker.lease). On stop, or
+   on SIGTERM (e.g. sent to the whole process group), the child stops the task cleanly
+   (final offset commit), closes the log and exits; it ignores SIGINT (the parent's).
 5. If the parent dies, the child sees the pipe close and stops cleanly the same way,
    so nothing committed is lost and no orphan keeps running.
 6. If the child dies without a final state (killed, crashed), the parent reports
@@ -174,6 +175,10 @@ class ProcessTask:
         self._paused = False
         self._send("resume")
 
+    def extend_lease(self, deadline: float) -> None:
+        """Tell the child its writes are allowed until `deadline` (monotonic seconds)."""
+        self._send("lease", deadline)
+
     def stop(self) -> None:
         self._stop_requested = True
         self._send("stop")
@@ -249,6 +254,10 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
         on_status=lambda _c, _t, state, trace: send("status", state.value, trace),
     )
     worker.on_topic = lambda _c, topic, _t: send("topic", topic)
+    if spec.get("lease") is not None:
+        from connect.worker.lease import Lease
+
+        worker.lease = Lease(spec["lease"])
     worker.start_task(
         name, index, spec["connector_props"], spec["task_props"], paused=spec["paused"]
     )
@@ -261,7 +270,7 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
     task = worker.tasks.get((name, index))
     try:
         if task is not None:
-            _serve(conn, task, terminate, send)
+            _serve(conn, task, terminate, send, worker.lease)
     finally:
         # Steps 4 and 5: a clean stop whatever ended the loop
         worker.stop()
@@ -273,7 +282,11 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
 
 
 def _serve(
-    conn: Connection, task: Any, terminate: threading.Event, send: Callable[..., None]
+    conn: Connection,
+    task: Any,
+    terminate: threading.Event,
+    send: Callable[..., None],
+    lease: Any = None,
 ) -> None:
     """Apply the parent's commands until it says stop, goes away, the task ends, or
     SIGTERM arrives; ship the task's counters when they changed (step 3)."""
@@ -297,6 +310,8 @@ def _serve(
             task.pause()
         elif message[0] == "resume":
             task.resume()
+        elif message[0] == "lease" and lease is not None:
+            lease.set(message[1])
         elif message[0] == "stop":
             return
 

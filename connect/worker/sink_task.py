@@ -298,6 +298,8 @@ class WorkerSinkTask(WorkerTask):
                 self._consumed[tp] = offset
 
     def _put(self, records: list[SinkRecord]) -> None:
+        if records and not self.may_write():
+            return  # fenced: nothing is committed after this, the next owner reads again
         started = time.perf_counter()
         try:
             self.plugin.put(records)
@@ -487,7 +489,7 @@ class WorkerSinkTask(WorkerTask):
         self.commit_requested = False
         self._last_commit = time.monotonic()
         consumed = {tp: o for tp, o in self._consumed.items() if only is None or tp in only}
-        if not consumed:
+        if not consumed or self.lease_lapsed():
             return
         started = time.perf_counter()
         ok = False

@@ -189,6 +189,8 @@ class WorkerSourceTask(WorkerTask):
             metrics = self.metrics
             metrics.batch(time.perf_counter() - started)
             metrics.records_polled += len(records)
+            if not self.may_write():
+                return  # fenced: the work's next owner polls these again from the offsets
             self._send(records)
         self._maybe_commit()
 
@@ -416,7 +418,7 @@ class WorkerSourceTask(WorkerTask):
     def commit_offsets(self) -> None:
         """See the module docstring: fsync the log, then write offsets, then commit()."""
         self._last_commit = time.monotonic()
-        if not self._pending:
+        if not self._pending or self.lease_lapsed():
             return
         started = time.perf_counter()
         ok = False

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connect.storage import State
+from connect.worker.lease import Lease
 
 __all__ = ["StatusListener", "WorkerTask"]
 
@@ -43,10 +44,22 @@ class WorkerTask(ABC):
         self.state = State.UNASSIGNED
         self.trace: str | None = None
         self.stopped = threading.Event()
+        #: The worker's lease in a distributed cluster (None: standalone, always valid).
+        self.lease: Lease | None = None
 
     @property
     def name(self) -> str:
         return f"{self.connector}-{self.task_id}"
+
+    def may_write(self) -> bool:
+        """Whether this task may write now; while the worker's lease has lapsed (it may
+        have been evicted), wait for it to come back or for the task to be stopped."""
+        lease = self.lease
+        return lease is None or lease.wait_valid(self._stopping)
+
+    def lease_lapsed(self) -> bool:
+        """Whether the lease has lapsed right now (commits are skipped, not awaited)."""
+        return self.lease is not None and not self.lease.valid()
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self.run, name=f"task-{self.name}", daemon=True)

@@ -38,6 +38,7 @@ from connect.plugins import PluginKind, Plugins
 from connect.registry.local import local_log, set_local_log
 from connect.storage import OffsetStore, State
 from connect.worker.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
+from connect.worker.lease import Lease
 from connect.worker.process_task import ProcessTask
 from connect.worker.sink_task import WorkerSinkTask
 from connect.worker.source_task import WorkerSourceTask
@@ -92,8 +93,22 @@ class Worker:
         self.connectors: dict[str, Connector] = {}
         self.connector_states: dict[str, State] = {}
         self.tasks: dict[tuple[str, int], WorkerTask | ProcessTask] = {}
+        #: Set by a distributed herder (`use_lease`): tasks write only while it holds.
+        self.lease: Lease | None = None
         if isinstance(log, FileLog):  # converters may use `schema.registry.url=embedded`
             set_local_log(log, topic=str(self.config.get("schema.registry.topic", "_schemas")))
+
+    def use_lease(self, lease: Lease) -> None:
+        """Gate every task's writes on `lease` (see connect.worker.lease); task processes
+        are told each extension."""
+        self.lease = lease
+        lease.add_listener(self._lease_extended)
+
+    def _lease_extended(self, deadline: float) -> None:
+        with self._lock:
+            tasks = [t for t in self.tasks.values() if isinstance(t, ProcessTask)]
+        for task in tasks:
+            task.extend_lease(deadline)
 
     # ------------------------------------------------------------- connectors
 
@@ -214,6 +229,8 @@ class Worker:
             _log.error("task %s-%d failed to start", name, index, exc_info=exc)
             self.on_status(name, index, State.FAILED, "".join(traceback.format_exception(exc)))
             return
+        if isinstance(task, WorkerTask):
+            task.lease = self.lease
         with self._lock:
             self.tasks[(name, index)] = task
         task.start()
@@ -249,6 +266,7 @@ class Worker:
                 k: v for k, v in self.config.items() if isinstance(v, (str, int, float, bool))
             },
             "log_level": logging.getLogger().getEffectiveLevel(),
+            "lease": None if self.lease is None else self.lease.deadline,
         }
         return ProcessTask(spec, on_status=self.on_status, on_topic=on_topic)
 

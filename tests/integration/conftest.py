@@ -1,5 +1,6 @@
-"""Real `connect standalone` processes for end-to-end tests, and an HTTP client for
-their REST API (urllib: what a user's script would use, nothing in between)."""
+"""Real `connect standalone` and `connect distributed` processes for end-to-end tests,
+and an HTTP client for their REST API (urllib: what a user's script would use, nothing
+in between)."""
 
 from __future__ import annotations
 
@@ -34,19 +35,27 @@ def free_port() -> int:
 
 
 class WorkerProcess:
-    """One `connect standalone WORKER.json [CONNECTOR.json …]` child process."""
+    """One `connect standalone WORKER.json [CONNECTOR.json …]` (or `connect distributed
+    WORKER.json`, with `mode="distributed"`) child process."""
 
-    def __init__(self, directory: Path, config: dict[str, str], connectors: list[Path]) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        config: dict[str, str],
+        connectors: list[Path],
+        *,
+        mode: str = "standalone",
+    ) -> None:
         self.directory = directory
         self.port = int(config["listeners"].rsplit(":", 1)[1])
         self.url = f"http://127.0.0.1:{self.port}"
-        self.config_path = directory / "worker.json"
+        self.config_path = directory / f"worker-{self.port}.json"
         self.config_path.write_text(json.dumps(config))
         self.stderr_path = directory / f"worker-{time.monotonic_ns()}.err"
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         with open(self.stderr_path, "wb") as err:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "connect.cli.main", "standalone", str(self.config_path)]
+                [sys.executable, "-m", "connect.cli.main", mode, str(self.config_path)]
                 + [str(c) for c in connectors],
                 cwd=directory,
                 env=env,

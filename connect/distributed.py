@@ -1,0 +1,55 @@
+"""A distributed worker process: one of a cluster of workers sharing one log.
+
+Start-up is the standalone worker's (connect.standalone) with the distributed herder in
+place of the standalone one, and no connector files: connectors are created through the
+REST API of any worker. Every worker of a cluster has the same `group.id` and internal
+topics; its id (`worker.id`, default the advertised host:port) must be unique in the
+cluster. A clean stop (SIGTERM, SIGINT) stops its tasks with final offset commits and
+leaves the group expecting to return, so a rolling restart moves nothing: its work
+waits for it up to `scheduled.rebalance.max.delay.ms`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from connect.api import ConfigError
+from connect.herder.distributed import DistributedHerder
+from connect.standalone import StandaloneWorker, open_log
+
+__all__ = ["DistributedWorker", "advertised_url"]
+
+
+def advertised_url(config: Mapping[str, Any], host: str, port: int) -> str:
+    """The URL other workers and clients reach this worker at (Kafka's
+    `rest.advertised.*` keys, else the listener's address)."""
+    scheme = config.get("rest.advertised.listener") or "http"
+    advertised_host = config.get("rest.advertised.host.name") or host or "127.0.0.1"
+    advertised_port = config.get("rest.advertised.port") or port
+    return f"{scheme}://{advertised_host}:{advertised_port}"
+
+
+class DistributedWorker(StandaloneWorker):
+    """Everything one `connect distributed` process runs."""
+
+    def __init__(self, worker_config: Mapping[str, Any]) -> None:
+        super().__init__(worker_config)
+        if not self.config.get("group.id"):
+            raise ConfigError(
+                "group.id", None, "a distributed worker needs group.id (its cluster's id)"
+            )
+
+    def start(self) -> None:
+        self.log = open_log(self.config)
+        if self.config.get("schema.registry.enable"):
+            from connect.registry.rest.service import RegistryService
+
+            self.registry = RegistryService(self.config, self.log)
+            self.registry.start()
+        host, port = self._listener()
+        url = advertised_url(self.config, host, port)
+        worker_id = self.config.get("worker.id") or url.split("://", 1)[1]
+        self.herder = DistributedHerder(self.config, log=self.log, worker_id=worker_id, url=url)
+        self.herder.start()
+        self._start_rest(host, port)

@@ -1,0 +1,446 @@
+"""What every herder shares: the stores of the log, the worker, and every action whose
+effect is a write to a store or a read of one.
+
+A herder's desired state (connector configs, task configs, target states) lives in the
+config topic; observed state (RUNNING, PAUSED, FAILED, …) in the status topic; source
+offsets in the offsets topic. `LogHerder` answers the Herder protocol's reads from those
+stores and writes configs, offsets and statuses to them; how a written change reaches
+the running connectors and tasks is the subclass's: the standalone herder applies it at
+once in the caller's thread, the distributed herder lets each worker of the cluster
+apply its own share when it reads the change back from the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from connect.api import (
+    AlreadyExistsError,
+    ConfigError,
+    IllegalWorkerStateError,
+    NotFoundError,
+    SinkConnector,
+    SourceConnector,
+)
+from connect.config_providers import ConfigProviders
+from connect.herder.api import (
+    BadRequestError,
+    ConnectorInfo,
+    ConnectorStateInfo,
+    TaskInfo,
+    TaskState,
+)
+from connect.herder.loggers import LoggerLevels
+from connect.herder.secrets import mask_secrets, password_keys, restore_secrets
+from connect.herder.validation import (
+    config_key_info,
+    invalid_config_message,
+    validate_connector_config,
+)
+from connect.plugins import PluginKind, Plugins
+from connect.storage import (
+    ConfigStore,
+    LogTable,
+    OffsetStore,
+    State,
+    StatusStore,
+    TargetState,
+    partition_key,
+)
+from connect.worker.worker import Worker
+from log import Log, TopicPartition
+
+__all__ = ["VERSION", "LogHerder", "with_placeholders"]
+
+_log = logging.getLogger("connect.herder")
+VERSION = "0.1.0"
+
+
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+
+
+def with_placeholders(
+    raw: Mapping[str, str], task_configs: list[dict[str, str]]
+) -> list[dict[str, str]]:
+    """Task configs as the connector generated them from its resolved config, with each
+    key whose raw connector value holds a config-provider placeholder set back to that
+    raw value (Kafka's KAFKA-5117), so no resolved secret reaches the config topic or
+    the REST API; the worker resolves task configs again when it starts a task."""
+    masked = {k: v for k, v in raw.items() if isinstance(v, str) and _PLACEHOLDER.search(v)}
+    if not masked:
+        return task_configs
+    return [{k: masked.get(k, v) for k, v in config.items()} for config in task_configs]
+
+
+def _stopped_message(name: str) -> str:
+    return (
+        f"Connectors must be in the STOPPED state before their offsets can be modified. "
+        f"This can be done for the specified connector by issuing a 'PUT' request to the "
+        f"'/connectors/{name}/stop' endpoint"
+    )
+
+
+class LogHerder:
+    """The Herder protocol over the log's stores (see the module docstring); subclasses
+    say how written changes reach the worker (`_connector_written`)."""
+
+    def __init__(
+        self,
+        worker_config: Mapping[str, Any],
+        *,
+        log: Log,
+        worker_id: str,
+        plugins: Plugins | None = None,
+    ) -> None:
+        self.config = dict(worker_config)
+        self.log = log
+        self.plugins = plugins or Plugins()
+        self._worker_id = worker_id
+        self._lock = threading.RLock()
+        self.configs = ConfigStore(LogTable(log, self.config["config.storage.topic"]))
+        self.offsets = OffsetStore(
+            LogTable(
+                log,
+                self.config["offset.storage.topic"],
+                partitions=self.config["offset.storage.partitions"],
+            )
+        )
+        self.status = StatusStore(
+            LogTable(
+                log,
+                self.config["status.storage.topic"],
+                partitions=self.config["status.storage.partitions"],
+            )
+        )
+        self.worker = Worker(
+            self.config,
+            log=log,
+            plugins=self.plugins,
+            offsets=self.offsets,
+            providers=ConfigProviders.from_worker_config(self.config),
+            worker_id=worker_id,
+            on_status=self._on_status,
+        )
+        self.worker.on_reconfigure = self._request_reconfiguration
+        self.worker.on_topic = lambda connector, topic, task: self.status.put_topic(
+            connector, topic, task
+        )
+        self.loggers = LoggerLevels()
+        self._ready = False
+        self._reconfigure_requests: set[str] = set()
+
+    def _connector_written(self, name: str) -> None:
+        """Called under the lock after a connector's config was written."""
+        raise NotImplementedError
+
+    def _on_status(self, connector: str, task: int | None, state: State, trace: str | None) -> None:
+        """The worker reports a state change of one of its connectors or tasks."""
+        raise NotImplementedError
+
+    def _request_reconfiguration(self, name: str) -> None:
+        """A running connector asks for its task configs to be generated again."""
+        raise NotImplementedError
+
+    def _require(self, name: str) -> dict[str, str]:
+        config = self.configs.snapshot().connectors.get(name)
+        if config is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return config
+
+    # ------------------------------------------------------------- worker info
+
+    def worker_id(self) -> str:
+        return self._worker_id
+
+    def server_info(self) -> dict[str, Any]:
+        return {"version": VERSION, "commit": "tributary", "kafka_cluster_id": "embedded"}
+
+    def health(self) -> dict[str, Any]:
+        if not self._ready:
+            return {"status": "starting", "message": "Worker is still starting up."}
+        return {
+            "status": "healthy",
+            "message": "Worker has completed startup and is ready to handle requests.",
+        }
+
+    # -------------------------------------------------------------- connectors
+
+    def connectors(self) -> list[str]:
+        return sorted(self.configs.snapshot().connectors)
+
+    def connector_info(self, name: str) -> ConnectorInfo:
+        config = self._require(name)
+        tasks = self.configs.snapshot().tasks.get(name, [])
+        return ConnectorInfo(
+            name,
+            mask_secrets(config, password_keys(self.plugins, config)),
+            list(range(len(tasks))),
+            self.worker.connector_type(config),
+        )
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        config = self._require(name)
+        return mask_secrets(config, password_keys(self.plugins, config))
+
+    def put_connector_config(
+        self,
+        name: str,
+        config: dict[str, str],
+        *,
+        allow_replace: bool,
+        initial_state: str | None = None,
+    ) -> tuple[bool, ConnectorInfo]:
+        config = {str(k): str(v) for k, v in config.items() if v is not None}
+        if config.get("name", name) != name:
+            raise BadRequestError(
+                "Connector name configuration (" + config["name"] + ") "
+                f"doesn't match connector name in the URL ({name})"
+            )
+        config["name"] = name
+        stored = self.configs.snapshot().connectors.get(name)
+        if stored:  # a config read back with its secrets masked keeps them
+            config = restore_secrets(config, stored, password_keys(self.plugins, config))
+        infos = validate_connector_config(self.plugins, config)
+        if infos["error_count"]:
+            raise BadRequestError(invalid_config_message(infos))
+        with self._lock:
+            exists = name in self.configs.snapshot().connectors
+            if exists and not allow_replace:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            target = None
+            if not exists:
+                target = {
+                    None: TargetState.STARTED,
+                    "RUNNING": TargetState.STARTED,
+                    "PAUSED": TargetState.PAUSED,
+                    "STOPPED": TargetState.STOPPED,
+                }.get(initial_state)
+                if target is None:
+                    raise BadRequestError(f"Invalid initial state {initial_state}")
+            self.configs.put_connector_config(name, config, target=target)
+            self._connector_written(name)
+        return not exists, self.connector_info(name)
+
+    def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
+        with self._lock:
+            merged: dict[str, str | None] = {**self._require(name), **patch}
+            config = {k: v for k, v in merged.items() if v is not None}
+            return self.put_connector_config(name, config, allow_replace=True)[1]
+
+    def connector_status(self, name: str) -> ConnectorStateInfo:
+        config = self._require(name)
+        self.status.refresh()
+        status = self.status.connector(name)
+        if status is None:
+            raise NotFoundError(f"No status found for connector {name}")
+        task_count = len(self.configs.snapshot().tasks.get(name, []))
+        tasks = [
+            TaskState(s.task or 0, s.state.value, s.worker_id, s.trace)
+            for s in self.status.tasks(name)
+            if (s.task or 0) < task_count
+        ]
+        return ConnectorStateInfo(
+            name,
+            status.state.value,
+            status.worker_id,
+            self.worker.connector_type(config),
+            status.trace,
+            tasks,
+        )
+
+    def task_configs(self, name: str) -> list[TaskInfo]:
+        config = self._require(name)
+        keys = password_keys(self.plugins, config)
+        tasks = self.configs.snapshot().tasks.get(name, [])
+        return [TaskInfo(name, i, mask_secrets(c, keys)) for i, c in enumerate(tasks)]
+
+    def task_status(self, name: str, task: int) -> TaskState:
+        self._require(name)
+        for s in self.status.tasks(name):
+            if s.task == task:
+                return TaskState(task, s.state.value, s.worker_id, s.trace)
+        raise NotFoundError(f"No status found for task {name}-{task}")
+
+    # ---------------------------------------------------------- topics, offsets
+
+    def connector_topics(self, name: str) -> list[str]:
+        self._require(name)
+        return self.status.topics(name)
+
+    def reset_connector_topics(self, name: str) -> None:
+        self._require(name)
+        self.status.reset_topics(name)
+
+    def _kind(self, name: str) -> type:
+        return self.worker.connector_class(self._require(name))
+
+    def connector_offsets(self, name: str) -> list[dict[str, Any]]:
+        if issubclass(self._kind(name), SinkConnector):
+            committed = self.log.committed_offsets(f"connect-{name}")
+            return [
+                {
+                    "partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
+                    "offset": {"kafka_offset": o.offset},
+                }
+                for tp, o in sorted(committed.items())
+            ]
+        return [{"partition": p, "offset": o} for p, o in self.offsets.get_all(name)]
+
+    def _require_stopped(self, name: str) -> None:
+        if self.configs.snapshot().targets.get(name) is not TargetState.STOPPED:
+            raise IllegalWorkerStateError(_stopped_message(name))
+
+    def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
+        with self._lock:
+            config = self._require(name)
+            self._require_stopped(name)
+            if not offsets:
+                raise BadRequestError("Offsets to alter must not be empty")
+            cls = self._kind(name)
+            if issubclass(cls, SinkConnector):
+                changes = self._sink_offsets(offsets)
+                acknowledged = cls().alter_offsets(config, changes)
+                group = f"connect-{name}"
+                keep = {tp: o for tp, o in changes.items() if o is not None}
+                if keep:
+                    self.log.commit_offsets(group, keep)
+                dropped = [tp for tp, o in changes.items() if o is None]
+                if dropped:
+                    self.log.delete_committed_offsets(group, dropped)
+            else:
+                items = self._source_offsets(name, offsets)
+                acknowledged = cls().alter_offsets(
+                    config, {partition_key(name, p): o for p, o in items}
+                )
+                self.offsets.put(name, {partition_key(name, p): (p, o) for p, o in items})
+        if acknowledged:
+            return "The offsets for this connector have been altered successfully"
+        return (
+            "The Connect framework-managed offsets for this connector have been altered "
+            "successfully. However, if this connector manages offsets externally, they "
+            "will need to be manually altered in the system that the connector uses."
+        )
+
+    @staticmethod
+    def _sink_offsets(offsets: list[dict[str, Any]]) -> dict[TopicPartition, int | None]:
+        out: dict[TopicPartition, int | None] = {}
+        for entry in offsets:
+            partition = entry.get("partition") or {}
+            topic = partition.get("kafka_topic")
+            number = partition.get("kafka_partition")
+            if not isinstance(topic, str) or not isinstance(number, int) or number < 0:
+                raise BadRequestError(
+                    "Sink connector offsets need a partition with a string "
+                    "'kafka_topic' and a non-negative int 'kafka_partition'"
+                )
+            offset = entry.get("offset")
+            if offset is None:
+                out[TopicPartition(topic, number)] = None
+                continue
+            value = offset.get("kafka_offset") if isinstance(offset, dict) else None
+            if not isinstance(value, int) or value < 0:
+                raise BadRequestError(
+                    "Sink connector offsets need an 'offset' with a non-negative int 'kafka_offset'"
+                )
+            out[TopicPartition(topic, number)] = value
+        return out
+
+    @staticmethod
+    def _source_offsets(
+        name: str, offsets: list[dict[str, Any]]
+    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        items = []
+        for entry in offsets:
+            partition = entry.get("partition")
+            offset = entry.get("offset")
+            if not isinstance(partition, dict) or not partition:
+                raise BadRequestError("Each source offset needs a non-empty 'partition' object")
+            if offset is not None and not isinstance(offset, dict):
+                raise BadRequestError("A source 'offset' must be an object or null")
+            items.append((partition, offset))
+        return items
+
+    def reset_connector_offsets(self, name: str) -> str:
+        with self._lock:
+            config = self._require(name)
+            self._require_stopped(name)
+            cls = self._kind(name)
+            if issubclass(cls, SinkConnector):
+                group = f"connect-{name}"
+                committed = self.log.committed_offsets(group)
+                cls().alter_offsets(config, dict.fromkeys(committed))
+                self.log.delete_group(group)
+            else:
+                current = self.offsets.get_all(name)
+                cls().alter_offsets(config, {partition_key(name, p): None for p, _ in current})
+                self.offsets.put(name, {partition_key(name, p): (p, None) for p, _ in current})
+        return "The offsets for this connector have been reset successfully"
+
+    # ------------------------------------------------------ plugins, validation
+
+    def validate_connector_config(self, config: dict[str, str]) -> dict[str, Any]:
+        return validate_connector_config(self.plugins, config)
+
+    def connector_plugins(self, *, connectors_only: bool = True) -> list[dict[str, str]]:
+        out = [
+            {"class": p.class_name, "type": p.type, "version": p.version}
+            for p in self.plugins.connector_plugins()
+        ]
+        if connectors_only:
+            return out
+        kinds = (
+            (PluginKind.CONVERTER, "converter"),
+            (PluginKind.HEADER_CONVERTER, "header_converter"),
+            (PluginKind.TRANSFORM, "transformation"),
+            (PluginKind.PREDICATE, "predicate"),
+        )
+        for kind, label in kinds:
+            seen: set[type] = set()
+            for alias in sorted(self.plugins.aliases(kind)):
+                try:
+                    cls = self.plugins.resolve(kind, alias)
+                except ConfigError:
+                    continue
+                if cls in seen:
+                    continue
+                seen.add(cls)
+                out.append(
+                    {
+                        "class": f"{cls.__module__}.{cls.__qualname__}",
+                        "type": label,
+                        "version": getattr(cls, "VERSION", VERSION),
+                    }
+                )
+        return out
+
+    def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        for kind in PluginKind:
+            try:
+                cls = self.plugins.resolve(kind, plugin)
+            except ConfigError:
+                continue
+            instance = cls()
+            keys = instance.config().keys()
+            if issubclass(cls, (SourceConnector, SinkConnector)):
+                from connect.worker.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
+
+                base = (
+                    SINK_CONNECTOR_CONFIG
+                    if issubclass(cls, SinkConnector)
+                    else SOURCE_CONNECTOR_CONFIG
+                ).keys()
+                keys = {**base, **keys}
+            return [config_key_info(k) for k in keys.values()]
+        raise NotFoundError(f"Unknown plugin {plugin}.")
+
+    # ------------------------------------------------------------------- loggers
+
+    def logger_levels(self) -> dict[str, dict[str, Any]]:
+        return self.loggers.all()
+
+    def set_logger_level(self, namespace: str, level: str, *, scope: str = "worker") -> list[str]:
+        return self.loggers.set(namespace, level)
