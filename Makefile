@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint bench clean postgres mysql
+.PHONY: run test lint bench clean postgres mysql chromium
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,7 +19,7 @@ run: $(STAMP)
 	$(BIN)/python -m connect.demo
 
 ## Install what the tests need and run the whole suite (lint included).
-test: $(STAMP) postgres mysql
+test: $(STAMP) postgres mysql chromium
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -31,10 +31,15 @@ postgres:
 mysql:
 	scripts/ensure-mysql
 
+## Headless Chromium and chromedriver for the `browser` tests and the console benchmark
+## (installed from Debian when missing).
+chromium:
+	scripts/ensure-chromium
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-bench: $(STAMP) postgres
+bench: $(STAMP) postgres chromium
 	$(BIN)/python bench/log_bench.py
 	$(BIN)/python bench/pipeline_bench.py
 	$(BIN)/python bench/registry_bench.py
@@ -44,4 +49,4 @@ bench: $(STAMP) postgres
 	$(BIN)/python bench/ops_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info test-artifacts

@@ -125,6 +125,7 @@ async function submitLogin(event) {
   state.locked = false;
   account();
   route();
+  workerInfo();
 }
 
 function account() {

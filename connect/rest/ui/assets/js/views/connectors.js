@@ -86,9 +86,9 @@ function summary(data) {
     h(
       "div",
       { class: ["card stat", (failedTasksCount || byState.FAILED) && "stat-alert"] },
-      h("div", { class: "stat-label" }, "Errors"),
+      h("div", { class: "stat-label" }, "Failed"),
       h("div", { class: "stat-value" }, int(failedTasksCount + (byState.FAILED || 0))),
-      h("div", { class: "stat-detail" }, `failed connectors and tasks · ${compact(failures)} record failures · ${compact(dlq)} dead-lettered`),
+      h("div", { class: "stat-detail" }, `${compact(failures)} record failures · ${compact(dlq)} dead-lettered`),
     ),
   ];
 }

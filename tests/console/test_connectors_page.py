@@ -1,0 +1,172 @@
+"""The connector list and one connector's page, driven in the browser: what they show
+agrees with the REST API, and what they do (pause, resume, restart, create, edit,
+delete) reaches the worker."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.console.conftest import Console, ConsolePage
+from tests.waiting import wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+FIXTURE_CONNECTORS = {
+    "orders-source",
+    "lines-source",
+    "lines-archive",
+    "payments-db",
+    "flaky-source",
+    "flaky-restart",
+}
+
+
+def test_the_list_shows_every_connector_with_its_state(page: ConsolePage, console: Console):
+    rows = page.rows(minimum=len(FIXTURE_CONNECTORS))
+    assert set(rows) >= FIXTURE_CONNECTORS
+    for name in FIXTURE_CONNECTORS:
+        wanted = console.status(name)["connector"]["state"]
+        wait_until(lambda n=name, w=wanted: page.rows().get(n) == w, 10, f"{name} shown {wanted}")
+    archive = page.wait('tr[data-connector="lines-archive"]')
+    assert "sink" in archive.text and "STOPPED" in archive.text
+    orders = page.wait('tr[data-connector="orders-source"]')
+    assert "VerifiableSource" in orders.text and "2/2" in orders.text
+    # The summary counts what the list holds.
+    assert page.wait(".cards .stat-value").text == str(len(page.rows()))
+
+    # The state filter narrows the list to the connectors with a failure.
+    def failing_through_rest() -> set[str]:
+        out = set()
+        for name, details in console.client.get("/connectors?expand=status").json().items():
+            states = [details["status"]["connector"]["state"]]
+            states += [t["state"] for t in details["status"]["tasks"]]
+            if "FAILED" in states:
+                out.add(name)
+        return out
+
+    wait_until(lambda: "flaky-source" in failing_through_rest(), 30, "flaky-source failing")
+    page.click('.chip[data-filter="FAILED"]')
+    wait_until(
+        lambda: set(page.rows()) == failing_through_rest(), 10, "only the failing connectors"
+    )
+    assert "orders-source" not in page.rows()
+    page.click('.chip[data-filter="ALL"]')
+    page.rows(minimum=len(FIXTURE_CONNECTORS))
+
+
+def test_pause_and_resume_from_the_page(page: ConsolePage, console: Console):
+    page.open("#/connectors/orders-source")
+    page.wait("h1 .state", text="RUNNING")
+    page.click("[data-action=pause]")
+    console.wait_state("orders-source", "PAUSED", tasks=2)
+    page.wait("h1 .state", text="PAUSED")
+    page.click("[data-action=resume]")
+    console.wait_state("orders-source", "RUNNING", tasks=2)
+    page.wait("h1 .state", text="RUNNING")
+    # The throughput chart has the history of the polls so far: two lines, in and out.
+    chart = page.wait(".chart-svg")
+    assert len(chart.find_elements("css selector", "path.line")) == 2
+
+
+def test_a_failing_task_shows_its_trace(page: ConsolePage, console: Console):
+    status = wait_until(
+        lambda: (
+            (s := console.status("flaky-source"))
+            and s["tasks"]
+            and s["tasks"][0]["state"] == "FAILED"
+            and s
+        ),
+        30,
+        "flaky-source's task FAILED",
+    )
+    page.open("#/connectors/flaky-source")
+    shown = page.wait('tr[data-trace-of="0"] pre.trace', text="failing while")
+    assert "RuntimeError" in shown.text
+    assert status["tasks"][0]["trace"].strip().splitlines()[-1] in shown.text
+    assert page.wait('tr[data-task="0"]').get_attribute("data-state") == "FAILED"
+    page.wait(".alert-error", text="1 task failed")
+    page.open("#/connectors")
+    assert "1 failed" in page.wait('tr[data-connector="flaky-source"]').text
+
+
+def test_restart_failed_tasks_from_the_page(page: ConsolePage, console: Console):
+    wait_until(
+        lambda: (s := console.status("flaky-restart")) and s["tasks"][0]["state"] == "FAILED",
+        30,
+        "flaky-restart's task FAILED",
+    )
+    (console.directory / "flaky-restart.fail").unlink()  # the cause is fixed
+    page.open("#/connectors/flaky-restart")
+    page.wait('tr[data-task="0"][data-state="FAILED"]')
+    page.click("[data-action=restart-menu]")
+    page.click("[data-action=restart-failed]")
+    console.wait_state("flaky-restart", "RUNNING", tasks=1)
+    page.wait('tr[data-task="0"][data-state="RUNNING"]')
+    assert not page.find('tr[data-trace-of="0"]')
+
+
+def test_create_edit_restart_and_delete_from_the_page(page: ConsolePage, console: Console):
+    name = "made-in-the-console"
+    config = {
+        "connector.class": "VerifiableSource",
+        "tasks.max": "1",
+        "topic": "console-made",
+        "throughput": "3",
+        "report.file": str(console.directory / "made.jsonl"),
+    }
+    page.click("[data-action=new-connector]")
+    page.wait_visible("#create-name").send_keys(name)
+    page.set_text("#create-config", json.dumps(config))
+    page.click('.modal [data-action="create"]')
+    console.wait_state(name, "RUNNING", tasks=1)
+    page.wait("h1 .connector-name", text=name)  # the page moved to the new connector
+
+    # Edit: the config in the dialog, one value changed, saved.
+    page.open(f"#/connectors/{name}/config")
+    page.click("[data-action=edit-config]")
+    shown = json.loads(page.wait("#edit-config").get_attribute("value"))
+    assert shown == {**config, "name": name}
+    page.set_text("#edit-config", json.dumps({**shown, "throughput": "7"}))
+    page.click("[data-action=save-config]")
+    wait_until(
+        lambda: console.client.get(f"/connectors/{name}/config").json().get("throughput") == "7",
+        20,
+        "the edited config through the REST API",
+    )
+    page.wait('tr[data-key="throughput"]', text="7")
+
+    # Restart the connector and its tasks: the new task instance counts from zero again.
+    def records_out() -> int:
+        response = console.client.get(f"/ops/connectors?connector={name}")
+        return response.json()["connectors"][0]["records_out"]
+
+    wait_until(lambda: records_out() >= 6, 20, "the new connector's first records")
+    before = records_out()
+    page.click("[data-action=restart-menu]")
+    page.click("[data-action=restart-all]")
+    page.wait(".toast", text=f"Restarting {name} and its tasks")
+    wait_until(lambda: records_out() < before, 20, "the restarted task counting from zero")
+    console.wait_state(name, "RUNNING", tasks=1)
+
+    # Delete, after confirming.
+    page.click("[data-action=delete]")
+    page.click('.modal [data-action="confirm"]')
+    wait_until(
+        lambda: console.client.get(f"/connectors/{name}").status_code == 404,
+        20,
+        "the connector deleted through the REST API",
+    )
+    rows = page.rows(minimum=len(FIXTURE_CONNECTORS))
+    assert name not in rows
+
+
+def test_a_refused_config_shows_the_workers_reason(page: ConsolePage, console: Console):
+    page.click("[data-action=new-connector]")
+    page.wait_visible("#create-name").send_keys("not-a-connector")
+    page.set_text("#create-config", json.dumps({"connector.class": "NoSuchConnector"}))
+    page.click('.modal [data-action="create"]')
+    error = page.wait_visible(".modal .alert-error")
+    assert "NoSuchConnector" in error.text or "connector.class" in error.text
+    assert console.client.get("/connectors/not-a-connector").status_code == 404
