@@ -65,6 +65,7 @@ class Worker:
             [sys.executable, "-m", "connect.cli.main", "distributed", str(path)],
             cwd=directory,
             env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            stdout=subprocess.DEVNULL,
             stderr=self.err,
             start_new_session=True,
         )
@@ -235,6 +236,7 @@ def main() -> None:
                 "tasks.max": str(args.tasks),
                 "topic": f"t{i % 10}",
                 "throughput": "1",
+                "report.file": os.devnull,
             }
             response = client.put(f"{workers[i % 3].url}/connectors/{name}/config", json=config)
             response.raise_for_status()

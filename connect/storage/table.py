@@ -67,7 +67,10 @@ class LogTable:
         self._partitions = partitions
         self._positions: list[int] = []
         self._apply: Apply | None = None
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # applying records (short)
+        # Why a second lock: a write waits for its fsync; readers refreshing meanwhile
+        # (REST status reads while tasks report states) must not queue behind it.
+        self._write_lock = threading.Lock()
 
     def start(self, apply: Apply) -> None:
         with contextlib.suppress(TopicExistsError):
@@ -103,11 +106,11 @@ class LogTable:
         count = len(self._positions)
         for key, value in items:
             by_partition.setdefault(partition_for_key(key, count), []).append((key, value))
-        with self._lock:
+        with self._write_lock:
             for p, rows in by_partition.items():
                 self._log.append(self.topic, p, [v for _, v in rows], keys=[k for k, _ in rows])
                 self._log.flush(self.topic, p)
-            self.refresh()
+        self.refresh()  # applies this write and everything before it, in log order
 
     def stop(self) -> None:
         return None

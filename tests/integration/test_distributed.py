@@ -406,3 +406,51 @@ def test_a_stalled_worker_is_fenced_and_writes_nothing_after_it_wakes(
         rewinds = sum(1 for x, y in itertools.pairwise(numbers) if y <= x)
         assert rewinds <= 1, f"task {task}: {rewinds} rewinds"
         assert set(numbers) == set(range(max(numbers) + 1)), f"task {task} has a gap"
+
+
+def test_restarts_and_cluster_logger_levels_reach_the_owner_from_any_worker(
+    cluster: Callable[..., Cluster],
+) -> None:
+    c = cluster()
+    workers = [c.start(), c.start()]
+    c.create(
+        "mock",
+        {
+            "connector.class": "org.apache.kafka.connect.tools.MockSourceConnector",
+            "mock_mode": "task-failure",
+            "delay_ms": "300",
+        },
+    )
+
+    def task_state(worker: WorkerProcess) -> str | None:
+        status = worker.status("mock")
+        return status["tasks"][0]["state"] if status and status["tasks"] else None
+
+    wait_until(lambda: task_state(workers[0]) == "FAILED", 30, "the task failed")
+    status = workers[1].status("mock")
+    assert "MockFailure" in status["tasks"][0]["trace"]
+    owner = status["tasks"][0]["worker_id"]
+    other = next(w for w in workers if f"127.0.0.1:{w.port}" != owner)
+    # Restart through the worker that does not run the task.
+    code, body = other.request("POST", "/connectors/mock/restart?includeTasks=true&onlyFailed=true")
+    assert code == 202 and body["tasks"][0]["state"] == "RESTARTING"
+    wait_until(lambda: task_state(other) == "RUNNING", 30, "restarted by its owner")
+    wait_until(lambda: task_state(other) == "FAILED", 30, "failed again")
+    assert other.request("POST", "/connectors/mock/tasks/0/restart")[0] == 204
+    wait_until(lambda: task_state(other) == "RUNNING", 30, "task restart")
+    assert other.request("POST", "/connectors/mock/tasks/7/restart")[0] == 404
+
+    # A cluster-scope level applies on every worker; a worker-scope one only on its own.
+    def level(worker: WorkerProcess, logger: str) -> str | None:
+        code, body = worker.request("GET", f"/admin/loggers/{logger}")
+        return body["level"] if code == 200 else None  # 404: not set explicitly
+
+    code, _ = other.request(
+        "PUT", "/admin/loggers/connect.herder?scope=cluster", {"level": "DEBUG"}
+    )
+    assert code == 204
+    for worker in workers:
+        wait_until(lambda w=worker: level(w, "connect.herder") == "DEBUG", 10, "cluster level")
+    assert workers[0].request("PUT", "/admin/loggers/connect.worker", {"level": "ERROR"})[0] == 200
+    assert level(workers[0], "connect.worker") == "ERROR"
+    assert level(workers[1], "connect.worker") != "ERROR"
