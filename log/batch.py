@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import struct
 import sys
-import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -46,6 +45,14 @@ from typing import NamedTuple
 
 from log.compression import compress, decompress
 from log.records import Header, Record
+
+try:
+    # The same CRC-32 as zlib's, from ISA-L (carry-less multiply in SIMD registers):
+    # 27-37 GB/s here against zlib's 5, which was a tenth of a sink task's time
+    # reading 20 MB batches. zlib's stands in where the isal wheel is missing.
+    from isal.isal_zlib import crc32
+except ImportError:  # pragma: no cover - platforms without an isal wheel
+    from zlib import crc32
 
 __all__ = [
     "HEADER",
@@ -247,7 +254,7 @@ def encode_batch(
         max_ts,
         count,
     )
-    crc = zlib.crc32(memoryview(batch)[_CRC_START:])
+    crc = crc32(memoryview(batch)[_CRC_START:])
     _CRC.pack_into(batch, _CRC_FIELD, crc)
     return batch
 
@@ -263,7 +270,7 @@ def parse_header(buf: bytes | memoryview, position: int = 0) -> BatchHeader:
 
 def verify_crc(buf: bytes | memoryview, position: int, header: BatchHeader) -> bool:
     end = position + header.size
-    return zlib.crc32(memoryview(buf)[position + _CRC_START : end]) == header.crc
+    return crc32(memoryview(buf)[position + _CRC_START : end]) == header.crc
 
 
 def _split(data: bytes, start: int, lengths: array, nullable: bool) -> list[bytes | None]:
