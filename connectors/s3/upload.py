@@ -46,7 +46,10 @@ class ObjectUpload:
         self.key = key
         self._part_size = part_size
         self._buffer = bytearray()
-        self._upload_id: str | None = None
+        # CreateMultipartUpload runs in the background too, ahead of the first part
+        # (the pool runs calls in order, so it starts before any part waits on it):
+        # a round trip the task thread would otherwise wait for once per object.
+        self._upload_id: Future[str] | None = None
         self._parts: list[Future[str]] = []
         self.size = 0
 
@@ -83,13 +86,16 @@ class ObjectUpload:
                 self._send(bytearray(view[start : start + size]))
 
     def _send(self, body: bytes | bytearray) -> None:
+        store, key = self._store, self.key
         if self._upload_id is None:
-            self._upload_id = self._store.create_multipart(self.key)
+            self._upload_id = store.submit(lambda: store.create_multipart(key))
         failed = next((p for p in self._parts if p.done() and p.exception()), None)
         if failed is not None:
             failed.result()  # raise a background part's failure now, not at the end
-        upload_id, number, store, key = self._upload_id, len(self._parts) + 1, self._store, self.key
-        self._parts.append(store.submit(lambda: store.upload_part(key, upload_id, number, body)))
+        upload_id, number = self._upload_id, len(self._parts) + 1
+        self._parts.append(
+            store.submit(lambda: store.upload_part(key, upload_id.result(), number, body))
+        )
 
     @property
     def buffered(self) -> int:
@@ -107,7 +113,7 @@ class ObjectUpload:
             self._send(body)
         parts, upload_id = list(self._parts), self._upload_id
         return store.finish(
-            lambda: store.complete_multipart(key, upload_id, [p.result() for p in parts])
+            lambda: store.complete_multipart(key, upload_id.result(), [p.result() for p in parts])
         )
 
     def abort(self) -> None:
@@ -119,5 +125,9 @@ class ObjectUpload:
                     part.result()
         self._parts = []
         if self._upload_id is not None:
-            upload_id, self._upload_id = self._upload_id, None
+            created, self._upload_id = self._upload_id, None
+            try:
+                upload_id = created.result()
+            except Exception:  # never created: nothing to abort
+                return
             self._store.abort_multipart(self.key, upload_id)
