@@ -41,6 +41,20 @@ class DistributedWorker(StandaloneWorker):
             )
 
     def start(self) -> None:
+        # Why: a sink task's consumer on a dead worker holds its partitions in Kafka's
+        # group until the consumer's own session times out (45 s by default), beyond
+        # the cluster's failover budget; by default it times out with the worker.
+        self.config.setdefault("consumer.session.timeout.ms", self.config["session.timeout.ms"])
+        self.config.setdefault(
+            "consumer.heartbeat.interval.ms",
+            max(
+                1,
+                min(
+                    int(self.config["heartbeat.interval.ms"]),
+                    int(self.config["session.timeout.ms"]) // 3,
+                ),
+            ),
+        )
         self.log = open_log(self.config)
         if self.config.get("schema.registry.enable"):
             from connect.registry.rest.service import RegistryService

@@ -87,7 +87,9 @@ def load_connector_config(path: str | Path) -> tuple[str, dict[str, str]]:
 
 def open_log(config: Mapping[str, Any]) -> Log:
     """The worker's log: KafkaLog on the cluster named by `bootstrap.servers` (librdkafka
-    settings from `kafka.`-prefixed keys), else the embedded FileLog at `log.dir`."""
+    settings from `kafka.`-prefixed keys; for sink tasks' group consumers, from
+    `consumer.`-prefixed keys as in Kafka Connect), else the embedded FileLog at
+    `log.dir`."""
     servers = config.get("bootstrap.servers")
     if servers:
         try:
@@ -99,7 +101,10 @@ def open_log(config: Mapping[str, Any]) -> Log:
                 f"the Kafka log needs confluent-kafka (pip install tributary[kafka]): {exc}",
             ) from None
         extra = {k[len("kafka.") :]: v for k, v in config.items() if k.startswith("kafka.")}
-        return KafkaLog(servers, client_config=extra)
+        member = {
+            k[len("consumer.") :]: v for k, v in config.items() if k.startswith("consumer.")
+        }
+        return KafkaLog(servers, client_config=extra, member_config=member)
     return FileLog(config["log.dir"])
 
 

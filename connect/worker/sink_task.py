@@ -46,7 +46,7 @@ from connect.api import (
 from connect.errors import DeadLetterQueueReporter, ErrorContext, RetryWithTolerance, Stage
 from connect.metrics.task import TaskMetrics
 from connect.worker.task_base import StatusListener, WorkerTask
-from log import Consumer, Log
+from log import Consumer, Log, LogError
 from log import TopicPartition as LogTopicPartition
 from log.records import Record
 
@@ -507,9 +507,16 @@ class WorkerSinkTask(WorkerTask):
                 self._dlq.flush()
             # Step 3
             flush_started = time.perf_counter()
-            self._log.commit_offsets(
-                self.group, {LogTopicPartition(*tp): o for tp, o in changed.items()}
-            )
+            try:
+                self._log.commit_offsets(
+                    self.group, {LogTopicPartition(*tp): o for tp, o in changed.items()}
+                )
+            except LogError as exc:
+                # Why: as in Kafka Connect, a refused commit (the group rebalancing, the
+                # coordinator away) is not the task's failure: the records stay
+                # delivered, and the next commit carries the offsets again.
+                _log.warning("task %s: offset commit failed, will retry: %s", self.name, exc)
+                return
             self.metrics.fsync(time.perf_counter() - flush_started)
             self._committed.update(changed)
             ok = True

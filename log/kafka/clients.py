@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import confluent_kafka
 
@@ -31,6 +31,9 @@ class ClientConfig:
     bootstrap_servers: str
     extra: Mapping[str, object]
     timeout_s: float = 10.0
+    #: Settings of the consumers that are group members (sink tasks), over `extra`:
+    #: Kafka Connect's `consumer.`-prefixed worker keys, e.g. session.timeout.ms.
+    member: Mapping[str, object] = field(default_factory=dict)
 
     def base(self) -> dict[str, object]:
         return {

@@ -56,6 +56,7 @@ class KafkaGroupMember:
                 **config.group_client(group),
                 "client.id": f"tributary-{member_id}",
                 "partition.assignment.strategy": "roundrobin",
+                **config.member,
             }
         )
         self.consumer.subscribe(self.topics, on_assign=self._assign, on_revoke=self._revoke)

@@ -62,9 +62,10 @@ class KafkaLog:
     """A Kafka cluster behind the `Log` interface (see the module docstring).
 
     `bootstrap_servers` is the `bootstrap.servers` list; `client_config` adds
-    librdkafka settings to every client (security, timeouts); `timeout_s` bounds each
-    request. Partition counts: a topic created here has the count asked for; if the
-    cluster cannot create topics (no admin API) and auto-creates with more
+    librdkafka settings to every client (security, timeouts), `member_config` to the
+    consumers that join groups (sink tasks: session.timeout.ms, heartbeat.interval.ms);
+    `timeout_s` bounds each request. Partition counts: a topic created here has the
+    count asked for; if the cluster cannot create topics (no admin API) and auto-creates with more
     partitions, only the first ones are used and reported; with fewer,
     `create_topic` raises InvalidConfigError. A topic that already exists keeps its
     count (`partition_count` tells it), and `create_topic` raises TopicExistsError.
@@ -75,12 +76,18 @@ class KafkaLog:
         bootstrap_servers: str | Sequence[str],
         *,
         client_config: Mapping[str, object] | None = None,
+        member_config: Mapping[str, object] | None = None,
         timeout_s: float = 10.0,
     ) -> None:
         if not isinstance(bootstrap_servers, str):
             bootstrap_servers = ",".join(bootstrap_servers)
         self.bootstrap_servers = bootstrap_servers
-        self._config = ClientConfig(bootstrap_servers, dict(client_config or {}), timeout_s)
+        self._config = ClientConfig(
+            bootstrap_servers,
+            dict(client_config or {}),
+            timeout_s,
+            dict(member_config or {}),
+        )
         self._admin_client = AdminClient(self._config.admin())
         self.cluster = probe_cluster(self._admin_client, timeout_s)
         self._closed = False

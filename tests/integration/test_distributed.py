@@ -19,8 +19,10 @@ from typing import Any
 
 import pytest
 
-from log import FileLog
+from log import FileLog, Log
+from log.kafka import KafkaLog
 from tests.integration.conftest import STRING, WorkerProcess, free_port
+from tests.kafka import MockKafkaCluster
 from tests.waiting import wait_until
 
 SESSION_MS = 3000
@@ -159,9 +161,10 @@ def seqnos(path: Path, flag: str | None = None) -> dict[int, list[int]]:
     return dict(out)
 
 
-def topic_seqnos(log_dir: Path, topic: str) -> dict[int, list[int]]:
-    """Seqnos per source task in the topic, in offset order per partition."""
-    log = FileLog(log_dir, background=False)
+def topic_seqnos(where: Path | str, topic: str) -> dict[int, list[int]]:
+    """Seqnos per source task in the topic, in offset order per partition; `where` is
+    the embedded log's directory or a Kafka bootstrap address."""
+    log: Log = FileLog(where, background=False) if isinstance(where, Path) else KafkaLog(where)
     try:
         out: dict[int, list[int]] = defaultdict(list)
         for p in range(log.partition_count(topic)):
@@ -454,3 +457,48 @@ def test_restarts_and_cluster_logger_levels_reach_the_owner_from_any_worker(
     assert workers[0].request("PUT", "/admin/loggers/connect.worker", {"level": "ERROR"})[0] == 200
     assert level(workers[0], "connect.worker") == "ERROR"
     assert level(workers[1], "connect.worker") != "ERROR"
+
+
+def test_on_kafka_a_pipeline_survives_a_clean_restart_and_a_kill_9(
+    cluster: Callable[..., Cluster], tmp_path: Path
+) -> None:
+    kafka = MockKafkaCluster()  # this test's own: topic names are the defaults
+    try:
+        # The mock auto-creates topics with 4 partitions: the internal topics ask for fewer.
+        c = cluster(
+            **{
+                "bootstrap.servers": kafka.bootstrap,
+                "offset.storage.partitions": "1",
+                "status.storage.partitions": "1",
+            }
+        )
+        ports = [free_port(), free_port()]
+        for port in ports:
+            c.start(port)
+        sent, received = tmp_path / "source.jsonl", tmp_path / "sink.jsonl"
+        c.create("vsrc", source("verifiable", sent, tasks=2))
+        c.create("vsink", sink("verifiable", received, tasks=2))
+        wait_until(lambda: c.running("vsrc", 2) and c.running("vsink", 2), 60, "running")
+        wait_until(lambda: len(read_lines(received)) > 100, 30, "progress")
+        assert c.workers[ports[0]].stop() == 0  # clean: final commits, LEAVE
+        c.start(ports[0])
+        wait_until(lambda: c.running("vsrc", 2) and c.running("vsink", 2), 60, "back")
+        before = len(read_lines(received))
+        wait_until(lambda: len(read_lines(received)) > before + 100, 30, "progress again")
+        started = time.monotonic()
+        c.workers[ports[1]].kill()
+        wait_until(lambda: c.running("vsrc", 2) and c.running("vsink", 2), 60, "failover")
+        assert time.monotonic() - started <= BUDGET_S
+        before = len(read_lines(received))
+        wait_until(lambda: len(read_lines(received)) > before + 100, 30, "progress after")
+        _drain(c, sent, received)
+        in_topic = topic_seqnos(kafka.bootstrap, "verifiable")
+        flushed = seqnos(received, "flushed")
+        assert sorted(in_topic) == [0, 1]
+        for task, numbers in in_topic.items():
+            assert set(numbers) == set(range(max(numbers) + 1)), f"gap in task {task}"
+            assert set(flushed[task]) >= set(numbers), f"sink missed records of task {task}"
+    finally:
+        for worker in c.live():
+            worker.kill()
+        kafka.stop()
