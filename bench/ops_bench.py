@@ -11,12 +11,23 @@ machine's memory, and a process task's counters are a dict the worker already ho
 so threads are the harder case for the scrape (its reads contend with 600 running
 task threads for the interpreter lock).
 
-    python bench/ops_bench.py [--connectors 200] [--tasks 3] [--scrapes 20]
+Then the web console (`/ui`) is loaded L times in a headless Chromium
+(tests/console/browser.py: Debian's chromium and chromedriver, a fresh profile, the
+HTTP cache off so that every load fetches the page, its scripts and the data as a
+first visit does). A load's figure is the time from navigation start until the
+connector list has painted all its rows: the page marks that moment in the
+Performance API (`tributary:connectors-painted`), and its `startTime` is measured from
+the navigation's start.
+
+    python bench/ops_bench.py [--connectors 200] [--tasks 3] [--scrapes 20] [--loads 7]
 
 Keys: metrics_scrape_ms (median over the scrapes), metrics_scrape_p95_ms,
-metrics_bytes, metrics_samples, ops_tasks_ms (median), setup_s (create and start
-every connector), and the settings. `console_first_render_200_ms` is null: the web
-console of issue 9 is not built yet.
+metrics_bytes, metrics_samples, ops_tasks_ms (median), ops_connectors_ms (median of
+`GET /ops/connectors`, the one request the console's list needs),
+console_first_render_200_ms (median over the loads; named for the default 200
+connectors), console_first_render_max_ms, setup_s (create and start every
+connector), and the settings. Without Chromium (scripts/ensure-chromium installs it)
+the console figures are null and `console_note` says why.
 """
 
 from __future__ import annotations
@@ -37,6 +48,8 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 TIMEOUT_S = 300.0
 
 
@@ -67,11 +80,32 @@ def _timed(client: httpx.Client, path: str, runs: int) -> tuple[list[float], htt
     return times, response
 
 
+def _console_renders(url: str, rows: int, loads: int, work: Path) -> tuple[list[float], str]:
+    """Milliseconds of the console's first render, per load ([] and why, without a
+    browser)."""
+    try:
+        from tests.console.browser import first_render_ms, launch
+    except ImportError as exc:  # selenium: pip install -e '.[test]'
+        return [], f"no browser driver: {exc}"
+    try:
+        driver = launch(work / "chromium-profile")
+    except Exception as exc:  # no Chromium here
+        return [], f"no headless Chromium: {exc}"
+    try:
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+        first_render_ms(driver, f"{url}/ui/", rows=rows)  # warm up the browser process
+        return [first_render_ms(driver, f"{url}/ui/", rows=rows) for _ in range(loads)], ""
+    finally:
+        driver.quit()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--connectors", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=3)
     parser.add_argument("--scrapes", type=int, default=20)
+    parser.add_argument("--loads", type=int, default=7, help="console page loads")
     parser.add_argument("--dir", help="work directory (default: a temporary one)")
     args = parser.parse_args()
 
@@ -138,6 +172,8 @@ def main() -> None:
             scrapes, response = _timed(client, "/metrics", args.scrapes)
             text = response.text
             ops, _ = _timed(client, "/ops/tasks", max(3, args.scrapes // 4))
+            console_ops, _ = _timed(client, "/ops/connectors", max(3, args.scrapes // 4))
+            renders, note = _console_renders(url, args.connectors, args.loads, work)
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -157,12 +193,17 @@ def main() -> None:
                 "metrics_bytes": len(text.encode()),
                 "metrics_samples": samples,
                 "ops_tasks_ms": round(statistics.median(ops), 1),
-                "console_first_render_200_ms": None,
-                "console_note": "the web console (issue 9) is not built yet",
+                "ops_connectors_ms": round(statistics.median(console_ops), 1),
+                "console_first_render_200_ms": round(statistics.median(renders), 1)
+                if renders
+                else None,
+                "console_first_render_max_ms": round(max(renders), 1) if renders else None,
+                **({"console_note": note} if note else {}),
                 "setup_s": round(setup_s, 1),
                 "connectors": args.connectors,
                 "tasks_per_connector": args.tasks,
                 "scrapes": args.scrapes,
+                "console_loads": len(renders),
             }
         )
     )

@@ -33,7 +33,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from connect.rest.ui import schemas, summary, topics
-from connect.rest.ui.page import ConsoleAssets, page
+from connect.rest.ui.page import asset, page
 
 __all__ = ["PUBLIC_PATHS", "mount"]
 
@@ -47,4 +47,4 @@ def mount(app: FastAPI) -> None:
     app.include_router(topics.router)
     app.include_router(schemas.router)
     app.add_api_route("/ui", page, methods=["GET"], include_in_schema=False)
-    app.mount("/ui/assets", ConsoleAssets(), name="console-assets")
+    app.add_api_route("/ui/assets/{path:path}", asset, methods=["GET"], include_in_schema=False)

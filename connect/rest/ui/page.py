@@ -6,6 +6,13 @@ slashes) while a browser resolves relative URLs differently from each: with the 
 set, `assets/…` and the API root (`../`) resolve the same from both, and behind a
 proxy that mounts the worker under a prefix (ASGI `root_path`).
 
+The assets (~100 KB) are read once, when the app is built, and served from memory by
+an `async` endpoint with an ETag. Why not Starlette's StaticFiles: it stats and reads
+each file in the threadpool, and on a worker whose 600 task threads contend for the
+interpreter lock every such hop costs tens of milliseconds — a third of the
+console's first render (bench/ops_bench.py). Serving only the names read at start-up
+also means no request path ever reaches the file system.
+
 Every response carries a Content-Security-Policy that allows scripts, styles, images
 and requests from this origin only: the console fetches nothing from the internet,
 and a connector name or a trace that happens to hold markup can never run as script
@@ -14,20 +21,22 @@ and a connector name or a trace that happens to hold markup can never run as scr
 
 from __future__ import annotations
 
+import hashlib
 import html
-import os
+import mimetypes
 from functools import lru_cache
 from pathlib import Path
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.staticfiles import StaticFiles
-from starlette.types import Scope
 
-__all__ = ["ASSETS_DIR", "SECURITY_HEADERS", "ConsoleAssets", "page"]
+from connect.api import NotFoundError
+
+__all__ = ["ASSETS_DIR", "SECURITY_HEADERS", "asset", "page"]
 
 ASSETS_DIR = Path(__file__).with_name("assets")
 _PAGE = Path(__file__).with_name("page.html")
+_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -48,28 +57,38 @@ def _template() -> str:
     return _PAGE.read_text(encoding="utf-8")
 
 
-def page(request: Request) -> Response:
+@lru_cache(maxsize=1)
+def _assets() -> dict[str, tuple[bytes, str, str]]:
+    """Every file under assets/: relative path → (content, media type, ETag)."""
+    out = {}
+    for path in sorted(ASSETS_DIR.rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        kind = _TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0]
+        etag = '"' + hashlib.sha256(data).hexdigest()[:20] + '"'
+        out[path.relative_to(ASSETS_DIR).as_posix()] = (
+            data,
+            kind or "application/octet-stream",
+            etag,
+        )
+    return out
+
+
+async def page(request: Request) -> Response:
     """The console's HTML, with its base URL (see the module docstring)."""
     base = request.scope.get("root_path", "").rstrip("/") + "/ui/"
     body = _template().replace("{{base}}", html.escape(base, quote=True))
     return HTMLResponse(body, headers=SECURITY_HEADERS)
 
 
-class ConsoleAssets(StaticFiles):
-    """The console's scripts, styles and icons, with the page's security headers."""
-
-    def __init__(self) -> None:
-        super().__init__(directory=ASSETS_DIR)
-
-    def file_response(
-        self,
-        full_path: str | os.PathLike[str],
-        stat_result: os.stat_result,
-        scope: Scope,
-        status_code: int = 200,
-    ) -> Response:
-        response = super().file_response(full_path, stat_result, scope, status_code)
-        response.headers.update(SECURITY_HEADERS)
-        if str(full_path).endswith(".js"):  # module scripts need a JavaScript type
-            response.headers["Content-Type"] = "text/javascript; charset=utf-8"
-        return response
+async def asset(request: Request, path: str) -> Response:
+    """One of the console's scripts, styles or icons (404 for any other name)."""
+    found = _assets().get(path)
+    if found is None:
+        raise NotFoundError(f"No console asset {path}")
+    data, kind, etag = found
+    headers = {**SECURITY_HEADERS, "ETag": etag}
+    if etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers=headers)
+    return Response(data, media_type=kind, headers=headers)

@@ -87,8 +87,29 @@ export async function request(method, path, body) {
   return data;
 }
 
+// GETs started before the views' modules had loaded (prefetch.js), each taken once.
+const prefetched = new Map();
+
+/** Start a GET now; the next api.get of the same path takes its answer. */
+export function prefetch(path) {
+  const pending = request("GET", path);
+  pending.catch(() => {}); // handled when taken; never an unhandled rejection
+  prefetched.set(path, pending);
+}
+
+function get(path) {
+  const early = prefetched.get(path);
+  if (!early) return request("GET", path);
+  prefetched.delete(path);
+  return early.catch((exc) => {
+    // The 401 came before anyone listened: tell the listeners now.
+    if (exc instanceof ApiError && exc.status === 401) for (const fn of unauthorizedListeners) fn();
+    throw exc;
+  });
+}
+
 export const api = {
-  get: (path) => request("GET", path),
+  get,
   post: (path, body) => request("POST", path, body),
   put: (path, body) => request("PUT", path, body),
   patch: (path, body) => request("PATCH", path, body),
