@@ -47,6 +47,7 @@ bench: $(STAMP) postgres chromium
 	$(BIN)/python bench/s3_bench.py
 	$(BIN)/python bench/lake_bench.py
 	$(BIN)/python bench/ops_bench.py
+	$(BIN)/python bench/cluster_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info test-artifacts

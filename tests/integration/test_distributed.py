@@ -21,6 +21,7 @@ import pytest
 
 from log import FileLog, Log
 from log.kafka import KafkaLog
+from tests.conftest import ROOT
 from tests.integration.conftest import STRING, WorkerProcess, free_port
 from tests.kafka import MockKafkaCluster
 from tests.waiting import wait_until
@@ -502,3 +503,33 @@ def test_on_kafka_a_pipeline_survives_a_clean_restart_and_a_kill_9(
         for worker in c.live():
             worker.kill()
         kafka.stop()
+
+
+def test_the_shipped_distributed_config_runs_a_cluster(tmp_path: Path) -> None:
+    """configs/connect-distributed.json as shipped, from a checkout-like directory;
+    only the listener differs between the two workers of one machine."""
+    shipped = json.loads((ROOT / "configs" / "connect-distributed.json").read_text())
+    assert shipped["log.dir"] == "data/log" and shipped["group.id"]
+    workers = []
+    try:
+        for _ in range(2):
+            config = {k: str(v) for k, v in shipped.items() if k != "listeners"} | {
+                "listeners": f"http://127.0.0.1:{free_port()}"
+            }
+            workers.append(WorkerProcess(tmp_path, config, [], mode="distributed").wait_ready())
+        config = source("numbers", tmp_path / "src.jsonl", tasks=2)
+        assert workers[0].request("PUT", "/connectors/src/config", config)[0] == 201
+        status = wait_until(
+            lambda: (
+                (s := workers[1].status("src"))
+                and [t["state"] for t in s["tasks"]] == ["RUNNING"] * 2
+                and s
+            ),
+            60,
+            "running",
+        )
+        assert len({t["worker_id"] for t in status["tasks"]}) == 2
+        assert (tmp_path / "data" / "log").is_dir()
+    finally:
+        for worker in workers:
+            worker.stop()
