@@ -12,9 +12,10 @@ and never carry a config, so no secret can leak through them.
   target, type, class and worker; its tasks with state, worker, trace and counters;
   records per second in and out; and `history`, the recent rates of all connectors
   summed (or of the one named) for the charts (see `connect.rest.ui.history`).
-- `GET /ops/workers`: the workers of the cluster — the one answering, and any other
-  that the status topic names as running a connector or task — with their
-  connectors and tasks counted by state.
+- `GET /ops/workers`: the workers of the cluster — the one answering, the group's
+  members when the herder is distributed (with their REST URLs and the leader), and
+  any other worker the status topic names — with their connectors and tasks counted
+  by state.
 """
 
 from __future__ import annotations
@@ -127,9 +128,20 @@ def _sum_out(view: ConnectorView) -> int:
     return sum(t.records_out for t in view.tasks)
 
 
+def _members(herder: Any) -> tuple[dict[str, dict[str, Any]], str | None, int | None]:
+    """The group's live members (id → member), its leader and generation, when the
+    herder is a distributed one (its `cluster()`); nothing for a standalone herder."""
+    cluster = getattr(herder, "cluster", None)
+    if not callable(cluster):
+        return {}, None, None
+    view = cluster()
+    return {w["id"]: w for w in view.get("workers", [])}, view.get("leader"), view.get("generation")
+
+
 @router.get("/ops/workers", summary="The cluster's workers, their connectors and tasks by state")
 def workers(herder: HerderDep, request: Request) -> JSONResponse:
     me = herder.worker_id()
+    members, leader, generation = _members(herder)
     connectors_by: dict[str, Counter[str]] = {me: Counter()}
     tasks_by: dict[str, Counter[str]] = {me: Counter()}
     for view in connectors_view(herder):
@@ -141,17 +153,31 @@ def workers(herder: HerderDep, request: Request) -> JSONResponse:
     info = herder.server_info()
     health = herder.health()
     out = []
-    for worker in sorted(set(connectors_by) | set(tasks_by), key=lambda w: (w != me, w)):
+    known = set(connectors_by) | set(tasks_by) | set(members)
+    for worker in sorted(known, key=lambda w: (w != me, w)):
         this = worker == me
+        member = members.get(worker, {})
+        url = member.get("url") or (str(request.base_url).rstrip("/") if this else None)
         out.append(
             {
                 "id": worker,
                 "this": this,
-                "url": str(request.base_url).rstrip("/") if this else None,
+                "url": url,
                 "version": info.get("version") if this else None,
                 "status": health.get("status") if this else None,
+                # A standalone worker is the whole cluster; in a group, a worker that
+                # only the status topic names has left it (its statuses are stale).
+                "member": this or worker in members,
+                "leader": worker == leader,
                 "connectors": dict(connectors_by.get(worker, {})),
                 "tasks": dict(tasks_by.get(worker, {})),
             }
         )
-    return JSONResponse({"workers": out, "kafka_cluster_id": info.get("kafka_cluster_id")})
+    return JSONResponse(
+        {
+            "workers": out,
+            "mode": "distributed" if members else "standalone",
+            "generation": generation,
+            "kafka_cluster_id": info.get("kafka_cluster_id"),
+        }
+    )

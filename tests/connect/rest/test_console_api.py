@@ -278,3 +278,41 @@ def test_schemas_of_the_embedded_registry(with_registry):
     registry.delete_subject("payments-value")
     gone = client.get("/ops/schemas").json()["subjects"][0]
     assert gone["deleted"] is True and gone["latest"] is None
+
+
+def test_workers_of_a_distributed_cluster(tmp_path: Path):
+    """Two distributed herders on one log: /ops/workers of either lists both members,
+    their REST URLs and the leader."""
+    from connect.herder.distributed import DistributedHerder
+
+    logs = [FileLog(tmp_path / "log") for _ in range(2)]
+    config = worker_config(tmp_path / "log", **{"heartbeat.interval.ms": "100"})
+    herders = [
+        DistributedHerder(config, log=log, worker_id=f"w{i}", url=f"http://w{i}.example:8083")
+        for i, log in enumerate(logs)
+    ]
+    server = RestServer(herders[0], host="127.0.0.1", port=0)
+    try:
+        for herder in herders:
+            herder.start()
+        server.start()
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+
+            def both() -> dict | None:
+                body = client.get("/ops/workers").json()
+                members = [w for w in body["workers"] if w["member"]]
+                return body if len(members) == 2 and body["generation"] else None
+
+            body = wait_until(both, 30, "both workers in the group")
+    finally:
+        server.stop()
+        for herder in herders:
+            herder.stop()
+        for log in logs:
+            log.close()
+    assert body["mode"] == "distributed"
+    by_id = {w["id"]: w for w in body["workers"]}
+    assert set(by_id) == {"w0", "w1"}
+    assert by_id["w0"]["this"] and not by_id["w1"]["this"]
+    assert by_id["w1"]["url"] == "http://w1.example:8083"
+    assert [w["id"] for w in body["workers"] if w["leader"]] in (["w0"], ["w1"])

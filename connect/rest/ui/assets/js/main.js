@@ -170,6 +170,12 @@ onUnauthorized(() => {
 document.getElementById("login-form").addEventListener("submit", submitLogin);
 document.getElementById("new-connector").addEventListener("click", () => openCreate(ctx).catch((e) => toast(e.message, "error")));
 window.addEventListener("hashchange", route);
+// A menu (<details class="menu">) closes on a click outside it or on one of its items.
+document.addEventListener("click", (event) => {
+  for (const menu of document.querySelectorAll("details.menu[open]")) {
+    if (!menu.contains(event.target) || event.target.closest(".menu-items")) menu.open = false;
+  }
+});
 document.addEventListener("visibilitychange", () => tick());
 setInterval(() => tick(), POLL_MS);
 setInterval(live, 1000);

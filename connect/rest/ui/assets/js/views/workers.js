@@ -23,6 +23,8 @@ function card(w) {
       { class: "card-head" },
       h("h3", { class: "mono" }, w.id),
       w.this ? h("span", { class: "badge this" }, "this worker") : null,
+      w.leader ? h("span", { class: "badge leader" }, "leader") : null,
+      w.member ? null : h("span", { class: "badge state-failed", title: "Only the status topic still names this worker" }, "left the group"),
       w.status ? h("span", { class: `badge health health-${w.status}` }, w.status) : null,
     ),
     h(
@@ -47,7 +49,8 @@ export function mount(container) {
   return {
     async refresh() {
       const data = await api.get("ops/workers");
-      fill(sub, `Workers that run connectors and tasks · Kafka cluster id ${data.kafka_cluster_id || "—"}`);
+      const generation = data.generation ? ` · generation ${data.generation}` : "";
+      fill(sub, `${data.mode === "distributed" ? "A distributed cluster" : "A standalone worker"}${generation} · Kafka cluster id ${data.kafka_cluster_id || "—"}`);
       fill(grid, data.workers.length ? data.workers.map(card) : emptyState("No workers"));
     },
   };
