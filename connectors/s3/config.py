@@ -178,6 +178,15 @@ def _timezone(name: str, value: Any) -> None:
             raise ConfigError(name, value, "not a time zone id (e.g. UTC, Europe/Paris)") from None
 
 
+def _locale(name: str, value: Any) -> None:
+    if value:
+        from connectors.s3.locales import check_locale  # Babel: only when a locale is set
+
+        problem = check_locale(value)
+        if problem is not None:
+            raise ConfigError(name, value, problem)
+
+
 def _bucket_name(name: str, value: Any) -> None:
     non_empty_string(name, value)
     if value is not None and not re.fullmatch(r"[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]", str(value)):
@@ -221,134 +230,459 @@ def _topic_regex_list(name: str, value: Any) -> None:
 _S = "S3"
 STORE = (
     ConfigDef()
-    .define(S3_BUCKET, ConfigType.STRING, validator=_bucket_name, importance=Importance.HIGH,
-            documentation="The S3 bucket.", group=_S)
-    .define(S3_REGION, ConfigType.STRING, "us-west-2", non_empty_string, Importance.MEDIUM,
-            "The AWS region of the bucket.", group=_S)
-    .define(STORE_URL, ConfigType.STRING, None, _url, Importance.HIGH,
-            "The endpoint of an S3-compatible store (empty: AWS's own).", group=_S)
-    .define(ACCESS_KEY_ID, ConfigType.STRING, "", None, Importance.HIGH,
-            "Access key id; empty: boto3's credential chain (environment, shared files, "
-            "instance roles).", group=_S)
-    .define(SECRET_ACCESS_KEY, ConfigType.PASSWORD, "", None, Importance.HIGH,
-            "Secret access key (use a config provider, e.g. ${file:…}); never logged.",
-            group=_S)
-    .define(CREDENTIALS_PROVIDER, ConfigType.CLASS, _DEFAULT_CHAIN, _credentials_provider,
-            Importance.LOW, "The credentials provider: boto3's default chain.", group=_S)
-    .define(PATH_STYLE, ConfigType.BOOLEAN, True, None, Importance.LOW,
-            "Path-style addressing (bucket in the path, not the host name).", group=_S)
-    .define(PART_SIZE, ConfigType.INT, 25 * MiB, at_least(5 * MiB), Importance.HIGH,
-            "Multipart upload part size in bytes: the buffer held per open file, so memory "
-            "is about this times the number of open files.", group=_S)
-    .define(PART_RETRIES, ConfigType.INT, 3, at_least(0), Importance.MEDIUM,
-            "Retries of each S3 request (a part, a put, a completion) before the writer "
-            "starts the open files over from the last committed offset.", group=_S)
-    .define(RETRY_BACKOFF_MS, ConfigType.LONG, 200, at_least(0), Importance.LOW,
-            "Backoff before the first retry, doubling on each one (at most 10 s).", group=_S)
-    .define(CONNECT_TIMEOUT_MS, ConfigType.INT, 5000, at_least(1), Importance.LOW,
-            "Connect timeout of one S3 request.", group=_S)
-    .define(READ_TIMEOUT_MS, ConfigType.INT, 60000, at_least(1), Importance.LOW,
-            "Read timeout of one S3 request.", group=_S)
+    .define(
+        S3_BUCKET,
+        ConfigType.STRING,
+        validator=_bucket_name,
+        importance=Importance.HIGH,
+        documentation="The S3 bucket.",
+        group=_S,
+    )
+    .define(
+        S3_REGION,
+        ConfigType.STRING,
+        "us-west-2",
+        non_empty_string,
+        Importance.MEDIUM,
+        "The AWS region of the bucket.",
+        group=_S,
+    )
+    .define(
+        STORE_URL,
+        ConfigType.STRING,
+        None,
+        _url,
+        Importance.HIGH,
+        "The endpoint of an S3-compatible store (empty: AWS's own).",
+        group=_S,
+    )
+    .define(
+        ACCESS_KEY_ID,
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.HIGH,
+        "Access key id; empty: boto3's credential chain (environment, shared files, "
+        "instance roles).",
+        group=_S,
+    )
+    .define(
+        SECRET_ACCESS_KEY,
+        ConfigType.PASSWORD,
+        "",
+        None,
+        Importance.HIGH,
+        "Secret access key (use a config provider, e.g. ${file:…}); never logged.",
+        group=_S,
+    )
+    .define(
+        CREDENTIALS_PROVIDER,
+        ConfigType.CLASS,
+        _DEFAULT_CHAIN,
+        _credentials_provider,
+        Importance.LOW,
+        "The credentials provider: boto3's default chain.",
+        group=_S,
+    )
+    .define(
+        PATH_STYLE,
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Path-style addressing (bucket in the path, not the host name).",
+        group=_S,
+    )
+    .define(
+        PART_SIZE,
+        ConfigType.INT,
+        25 * MiB,
+        at_least(5 * MiB),
+        Importance.HIGH,
+        "Multipart upload part size in bytes: the buffer held per open file, so memory "
+        "is about this times the number of open files.",
+        group=_S,
+    )
+    .define(
+        PART_RETRIES,
+        ConfigType.INT,
+        3,
+        at_least(0),
+        Importance.MEDIUM,
+        "Retries of each S3 request (a part, a put, a completion) before the writer "
+        "starts the open files over from the last committed offset.",
+        group=_S,
+    )
+    .define(
+        RETRY_BACKOFF_MS,
+        ConfigType.LONG,
+        200,
+        at_least(0),
+        Importance.LOW,
+        "Backoff before the first retry, doubling on each one (at most 10 s).",
+        group=_S,
+    )
+    .define(
+        CONNECT_TIMEOUT_MS,
+        ConfigType.INT,
+        5000,
+        at_least(1),
+        Importance.LOW,
+        "Connect timeout of one S3 request.",
+        group=_S,
+    )
+    .define(
+        READ_TIMEOUT_MS,
+        ConfigType.INT,
+        60000,
+        at_least(1),
+        Importance.LOW,
+        "Read timeout of one S3 request.",
+        group=_S,
+    )
 )
 
 _L = "Storage"
 LAYOUT = (
     ConfigDef()
-    .define(TOPICS_DIR, ConfigType.STRING, "topics", non_empty_string, Importance.HIGH,
-            "Top-level prefix of the objects.", group=_L)
-    .define(DIRECTORY_DELIM, ConfigType.STRING, "/", non_empty_string, Importance.MEDIUM,
-            "Delimiter between the parts of an object's path.", group=_L)
-    .define(FILE_DELIM, ConfigType.STRING, "+", non_empty_string, Importance.MEDIUM,
-            "Delimiter between topic, partition and start offset in object names.", group=_L)
-    .define(ZERO_PAD, ConfigType.INT, 10, at_least(0), Importance.LOW,
-            "Width to which start offsets are zero-padded in object names.", group=_L)
-    .define(FORMAT_CLASS, ConfigType.CLASS, validator=_alias(FORMATS, "format"),
-            importance=Importance.HIGH, documentation="The object format.", group=_L)
-    .define(COMPRESSION_TYPE, ConfigType.STRING, "none", one_of("none", "gzip"),
-            Importance.LOW, "Compression of JSON and ByteArray objects.", group=_L)
-    .define(COMPRESSION_LEVEL, ConfigType.INT, -1, None, Importance.LOW,
-            "gzip level (-1: zlib's default).", group=_L)
-    .define(AVRO_CODEC, ConfigType.STRING, "null", one_of("null", "deflate", "bzip2", "xz"),
-            Importance.LOW, "Avro container codec.", group=_L)
-    .define(PARQUET_CODEC, ConfigType.STRING, "snappy",
-            one_of("none", "snappy", "gzip", "lz4", "zstd", "brotli"), Importance.LOW,
-            "Parquet compression codec.", group=_L)
-    .define(BYTEARRAY_EXTENSION, ConfigType.STRING, ".bin", None, Importance.LOW,
-            "Extension of ByteArray objects.", group=_L)
-    .define(BYTEARRAY_SEPARATOR, ConfigType.STRING, None, None, Importance.LOW,
-            "Separator between ByteArray values (default: a newline).", group=_L)
-    .define(JSON_DECIMAL_FORMAT, ConfigType.STRING, "BASE64", one_of("BASE64", "NUMERIC"),
-            Importance.LOW, "How JSON objects write Decimal values.", group=_L)
-    .define(PARTITIONER_CLASS, ConfigType.CLASS, _PARTITIONER_PREFIX + "DefaultPartitioner",
-            _alias(PARTITIONERS, "partitioner"), Importance.HIGH,
-            "How records map to directories.", group=_L)
-    .define(PARTITION_FIELD_NAME, ConfigType.LIST, "", None, Importance.MEDIUM,
-            "FieldPartitioner: the value fields (dotted paths allowed) naming the "
-            "directory.", group=_L)
-    .define(PATH_FORMAT, ConfigType.STRING, "", None, Importance.MEDIUM,
-            "TimeBasedPartitioner: a Joda-style pattern such as "
-            "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH.", group=_L)
-    .define(PARTITION_DURATION_MS, ConfigType.LONG, -1, None, Importance.MEDIUM,
-            "TimeBasedPartitioner: the width of a time directory.", group=_L)
-    .define(LOCALE, ConfigType.STRING, "", None, Importance.LOW,
-            "TimeBasedPartitioner: the locale of the path format.", group=_L)
-    .define(TIMEZONE, ConfigType.STRING, "", _timezone, Importance.MEDIUM,
-            "Time zone of time directories and of scheduled rotation.", group=_L)
-    .define(TIMESTAMP_EXTRACTOR, ConfigType.STRING, "Wallclock",
-            _alias(EXTRACTORS, "timestamp extractor"), Importance.MEDIUM,
-            "Where a record's time comes from: Record, RecordField or Wallclock.", group=_L)
-    .define(TIMESTAMP_FIELD, ConfigType.STRING, "timestamp", non_empty_string, Importance.LOW,
-            "RecordField: the value field holding the time.", group=_L)
-    .define(STORE_KAFKA_KEYS, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-            "Also write the record keys, in a `.keys.<ext>` object beside each object "
-            "(and read them back on restore).", group=_L)
-    .define(KEYS_FORMAT_CLASS, ConfigType.CLASS,
-            "io.confluent.connect.s3.format.avro.AvroFormat", _alias(FORMATS, "format"),
-            Importance.LOW, "The format of the key objects.", group=_L)
+    .define(
+        TOPICS_DIR,
+        ConfigType.STRING,
+        "topics",
+        non_empty_string,
+        Importance.HIGH,
+        "Top-level prefix of the objects.",
+        group=_L,
+    )
+    .define(
+        DIRECTORY_DELIM,
+        ConfigType.STRING,
+        "/",
+        non_empty_string,
+        Importance.MEDIUM,
+        "Delimiter between the parts of an object's path.",
+        group=_L,
+    )
+    .define(
+        FILE_DELIM,
+        ConfigType.STRING,
+        "+",
+        non_empty_string,
+        Importance.MEDIUM,
+        "Delimiter between topic, partition and start offset in object names.",
+        group=_L,
+    )
+    .define(
+        ZERO_PAD,
+        ConfigType.INT,
+        10,
+        at_least(0),
+        Importance.LOW,
+        "Width to which start offsets are zero-padded in object names.",
+        group=_L,
+    )
+    .define(
+        FORMAT_CLASS,
+        ConfigType.CLASS,
+        validator=_alias(FORMATS, "format"),
+        importance=Importance.HIGH,
+        documentation="The object format.",
+        group=_L,
+    )
+    .define(
+        COMPRESSION_TYPE,
+        ConfigType.STRING,
+        "none",
+        one_of("none", "gzip"),
+        Importance.LOW,
+        "Compression of JSON and ByteArray objects.",
+        group=_L,
+    )
+    .define(
+        COMPRESSION_LEVEL,
+        ConfigType.INT,
+        -1,
+        None,
+        Importance.LOW,
+        "gzip level (-1: zlib's default).",
+        group=_L,
+    )
+    .define(
+        AVRO_CODEC,
+        ConfigType.STRING,
+        "null",
+        one_of("null", "deflate", "bzip2", "xz"),
+        Importance.LOW,
+        "Avro container codec.",
+        group=_L,
+    )
+    .define(
+        PARQUET_CODEC,
+        ConfigType.STRING,
+        "snappy",
+        one_of("none", "snappy", "gzip", "lz4", "zstd", "brotli"),
+        Importance.LOW,
+        "Parquet compression codec.",
+        group=_L,
+    )
+    .define(
+        BYTEARRAY_EXTENSION,
+        ConfigType.STRING,
+        ".bin",
+        None,
+        Importance.LOW,
+        "Extension of ByteArray objects.",
+        group=_L,
+    )
+    .define(
+        BYTEARRAY_SEPARATOR,
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Separator between ByteArray values (default: a newline).",
+        group=_L,
+    )
+    .define(
+        JSON_DECIMAL_FORMAT,
+        ConfigType.STRING,
+        "BASE64",
+        one_of("BASE64", "NUMERIC"),
+        Importance.LOW,
+        "How JSON objects write Decimal values.",
+        group=_L,
+    )
+    .define(
+        PARTITIONER_CLASS,
+        ConfigType.CLASS,
+        _PARTITIONER_PREFIX + "DefaultPartitioner",
+        _alias(PARTITIONERS, "partitioner"),
+        Importance.HIGH,
+        "How records map to directories.",
+        group=_L,
+    )
+    .define(
+        PARTITION_FIELD_NAME,
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.MEDIUM,
+        "FieldPartitioner: the value fields (dotted paths allowed) naming the directory.",
+        group=_L,
+    )
+    .define(
+        PATH_FORMAT,
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.MEDIUM,
+        "TimeBasedPartitioner: a Joda-style pattern such as "
+        "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH.",
+        group=_L,
+    )
+    .define(
+        PARTITION_DURATION_MS,
+        ConfigType.LONG,
+        -1,
+        None,
+        Importance.MEDIUM,
+        "TimeBasedPartitioner: the width of a time directory.",
+        group=_L,
+    )
+    .define(
+        LOCALE,
+        ConfigType.STRING,
+        "",
+        _locale,
+        Importance.LOW,
+        "TimeBasedPartitioner: the locale of month and weekday names in path.format "
+        "(MMM, MMMM, EEE, EEEE), e.g. fr-FR or de_DE (empty: English).",
+        group=_L,
+    )
+    .define(
+        TIMEZONE,
+        ConfigType.STRING,
+        "",
+        _timezone,
+        Importance.MEDIUM,
+        "Time zone of time directories and of scheduled rotation.",
+        group=_L,
+    )
+    .define(
+        TIMESTAMP_EXTRACTOR,
+        ConfigType.STRING,
+        "Wallclock",
+        _alias(EXTRACTORS, "timestamp extractor"),
+        Importance.MEDIUM,
+        "Where a record's time comes from: Record, RecordField or Wallclock.",
+        group=_L,
+    )
+    .define(
+        TIMESTAMP_FIELD,
+        ConfigType.STRING,
+        "timestamp",
+        non_empty_string,
+        Importance.LOW,
+        "RecordField: the value field holding the time.",
+        group=_L,
+    )
+    .define(
+        STORE_KAFKA_KEYS,
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Also write the record keys, in a `.keys.<ext>` object beside each object "
+        "(and read them back on restore).",
+        group=_L,
+    )
+    .define(
+        KEYS_FORMAT_CLASS,
+        ConfigType.CLASS,
+        "io.confluent.connect.s3.format.avro.AvroFormat",
+        _alias(FORMATS, "format"),
+        Importance.LOW,
+        "The format of the key objects.",
+        group=_L,
+    )
 )
 
 _R = "Rotation"
 SINK_CONFIG = STORE.merged(LAYOUT).merged(
     ConfigDef()
-    .define(FLUSH_SIZE, ConfigType.INT, validator=at_least(1), importance=Importance.HIGH,
-            documentation="Records of one topic partition per set of objects.", group=_R)
-    .define(ROTATE_INTERVAL_MS, ConfigType.LONG, -1, None, Importance.HIGH,
-            "Rotate when a record's time is this far past the first record's of the open "
-            "objects (record time: deterministic).", group=_R)
-    .define(ROTATE_SCHEDULE_INTERVAL_MS, ConfigType.LONG, -1, None, Importance.MEDIUM,
-            "Rotate on the wall clock, even on a quiet partition; trades away "
-            "byte-identical replay after a crash.", group=_R)
-    .define(SCHEMA_COMPATIBILITY, ConfigType.STRING, "NONE",
-            one_of("NONE", "BACKWARD", "FORWARD", "FULL"), Importance.HIGH,
-            "How schema changes rotate objects.", group=_R)
-    .define(NULL_VALUES, ConfigType.STRING, "fail", one_of("fail", "ignore"), Importance.LOW,
-            "Records with null values (tombstones): fail the task or skip them.", group=_R)
-    .define(MAX_OPEN_FILES, ConfigType.INT, -1, None, Importance.LOW,
-            "Most open objects per topic partition before all are committed (-1: no "
-            "limit).", group=_R)
-    .define(STORAGE_CLASS, ConfigType.CLASS, _STORAGE_CLASSES[0], _storage_class,
-            Importance.LOW, "The storage: S3.", group=_R)
+    .define(
+        FLUSH_SIZE,
+        ConfigType.INT,
+        validator=at_least(1),
+        importance=Importance.HIGH,
+        documentation="Records of one topic partition per set of objects.",
+        group=_R,
+    )
+    .define(
+        ROTATE_INTERVAL_MS,
+        ConfigType.LONG,
+        -1,
+        None,
+        Importance.HIGH,
+        "Rotate when a record's time is this far past the first record's of the open "
+        "objects (record time: deterministic).",
+        group=_R,
+    )
+    .define(
+        ROTATE_SCHEDULE_INTERVAL_MS,
+        ConfigType.LONG,
+        -1,
+        None,
+        Importance.MEDIUM,
+        "Rotate on the wall clock, even on a quiet partition; trades away "
+        "byte-identical replay after a crash.",
+        group=_R,
+    )
+    .define(
+        SCHEMA_COMPATIBILITY,
+        ConfigType.STRING,
+        "NONE",
+        one_of("NONE", "BACKWARD", "FORWARD", "FULL"),
+        Importance.HIGH,
+        "How schema changes rotate objects.",
+        group=_R,
+    )
+    .define(
+        NULL_VALUES,
+        ConfigType.STRING,
+        "fail",
+        one_of("fail", "ignore"),
+        Importance.LOW,
+        "Records with null values (tombstones): fail the task or skip them.",
+        group=_R,
+    )
+    .define(
+        MAX_OPEN_FILES,
+        ConfigType.INT,
+        -1,
+        None,
+        Importance.LOW,
+        "Most open objects per topic partition before all are committed (-1: no limit).",
+        group=_R,
+    )
+    .define(
+        STORAGE_CLASS,
+        ConfigType.CLASS,
+        _STORAGE_CLASSES[0],
+        _storage_class,
+        Importance.LOW,
+        "The storage: S3.",
+        group=_R,
+    )
 )
 
 _SRC = "Source"
 SOURCE_CONFIG = STORE.merged(LAYOUT).merged(
     ConfigDef()
-    .define(MODE, ConfigType.STRING, "RESTORE_BACKUP", one_of("RESTORE_BACKUP", "GENERIC"),
-            Importance.HIGH, "RESTORE_BACKUP reads what S3Sink wrote back into its topics "
-            "and partitions; GENERIC reads any objects under topics.dir.", group=_SRC)
-    .define(TOPIC_REGEX_LIST, ConfigType.LIST, "", _topic_regex_list, Importance.HIGH,
-            "GENERIC: <topic>:<regex> pairs; an object whose key matches the regex goes to "
-            "the topic.", group=_SRC)
-    .define(POLL_INTERVAL_MS, ConfigType.LONG, 60000, at_least(0), Importance.MEDIUM,
-            "How often the bucket is listed again for new objects.", group=_SRC)
-    .define(BATCH_MAX_SIZE, ConfigType.INT, 10000, at_least(1), Importance.LOW,
-            "Most records one poll returns.", group=_SRC)
-    .define(CSV_HEADER, ConfigType.BOOLEAN, True, None, Importance.LOW,
-            "CSV: the first row names the columns.", group=_SRC)
-    .define(TASK_ID, ConfigType.INT, 0, at_least(0), Importance.LOW, "Set by the connector.",
-            internal=True)
-    .define(TASK_COUNT, ConfigType.INT, 1, at_least(1), Importance.LOW,
-            "Set by the connector.", internal=True)
+    .define(
+        MODE,
+        ConfigType.STRING,
+        "RESTORE_BACKUP",
+        one_of("RESTORE_BACKUP", "GENERIC"),
+        Importance.HIGH,
+        "RESTORE_BACKUP reads what S3Sink wrote back into its topics "
+        "and partitions; GENERIC reads any objects under topics.dir.",
+        group=_SRC,
+    )
+    .define(
+        TOPIC_REGEX_LIST,
+        ConfigType.LIST,
+        "",
+        _topic_regex_list,
+        Importance.HIGH,
+        "GENERIC: <topic>:<regex> pairs; an object whose key matches the regex goes to the topic.",
+        group=_SRC,
+    )
+    .define(
+        POLL_INTERVAL_MS,
+        ConfigType.LONG,
+        60000,
+        at_least(0),
+        Importance.MEDIUM,
+        "How often the bucket is listed again for new objects.",
+        group=_SRC,
+    )
+    .define(
+        BATCH_MAX_SIZE,
+        ConfigType.INT,
+        10000,
+        at_least(1),
+        Importance.LOW,
+        "Most records one poll returns.",
+        group=_SRC,
+    )
+    .define(
+        CSV_HEADER,
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "CSV: the first row names the columns.",
+        group=_SRC,
+    )
+    .define(
+        TASK_ID,
+        ConfigType.INT,
+        0,
+        at_least(0),
+        Importance.LOW,
+        "Set by the connector.",
+        internal=True,
+    )
+    .define(
+        TASK_COUNT,
+        ConfigType.INT,
+        1,
+        at_least(1),
+        Importance.LOW,
+        "Set by the connector.",
+        internal=True,
+    )
 )
 
 
@@ -423,8 +757,9 @@ class LayoutSettings:
             parquet_codec=c[PARQUET_CODEC].lower(),
             bytearray_extension=c[BYTEARRAY_EXTENSION],
             bytearray_separator=(
-                b"\n" if separator is None else separator.encode().decode("unicode_escape")
-                .encode("latin-1")
+                b"\n"
+                if separator is None
+                else separator.encode().decode("unicode_escape").encode("latin-1")
             ),
             json_decimal_numeric=c[JSON_DECIMAL_FORMAT].upper() == "NUMERIC",
             partitioner=PARTITIONERS[c[PARTITIONER_CLASS].strip()],
@@ -445,19 +780,29 @@ def _layout_rules(c: Mapping[str, Any], *, sink: bool) -> None:
     kind = PARTITIONERS[c[PARTITIONER_CLASS].strip()]
     fmt = FORMATS[c[FORMAT_CLASS].strip()]
     if sink and fmt not in _SINK_FORMATS:
-        raise ConfigError(FORMAT_CLASS, c[FORMAT_CLASS], "the sink writes json, avro, "
-                          "parquet or bytearray objects (csv is read by the source only)")
+        raise ConfigError(
+            FORMAT_CLASS,
+            c[FORMAT_CLASS],
+            "the sink writes json, avro, "
+            "parquet or bytearray objects (csv is read by the source only)",
+        )
     if c[STORE_KAFKA_KEYS] and FORMATS[c[KEYS_FORMAT_CLASS].strip()] == "csv":
-        raise ConfigError(KEYS_FORMAT_CLASS, c[KEYS_FORMAT_CLASS], "keys are written as json, "
-                          "avro, parquet or bytearray")
+        raise ConfigError(
+            KEYS_FORMAT_CLASS,
+            c[KEYS_FORMAT_CLASS],
+            "keys are written as json, avro, parquet or bytearray",
+        )
     if kind == "field" and not c[PARTITION_FIELD_NAME]:
         raise ConfigError(PARTITION_FIELD_NAME, None, "the FieldPartitioner needs the fields")
     if kind == "time":
         if not c[PATH_FORMAT]:
             raise ConfigError(PATH_FORMAT, None, "the TimeBasedPartitioner needs a path.format")
         if c[PARTITION_DURATION_MS] <= 0:
-            raise ConfigError(PARTITION_DURATION_MS, c[PARTITION_DURATION_MS],
-                              "the TimeBasedPartitioner needs a positive duration")
+            raise ConfigError(
+                PARTITION_DURATION_MS,
+                c[PARTITION_DURATION_MS],
+                "the TimeBasedPartitioner needs a positive duration",
+            )
     if kind in ("time", "daily", "hourly") and not c[TIMEZONE]:
         raise ConfigError(TIMEZONE, None, f"the {kind} partitioner needs a time zone")
     if c[DIRECTORY_DELIM] in c[FILE_DELIM] or c[FILE_DELIM] in c[DIRECTORY_DELIM]:
@@ -480,8 +825,11 @@ class SinkSettings:
         c = SINK_CONFIG.parse(props)
         _layout_rules(c, sink=True)
         if c[ROTATE_SCHEDULE_INTERVAL_MS] > 0 and not c[TIMEZONE]:
-            raise ConfigError(TIMEZONE, None, "scheduled rotation (rotate.schedule.interval.ms)"
-                              " needs a time zone to align to")
+            raise ConfigError(
+                TIMEZONE,
+                None,
+                "scheduled rotation (rotate.schedule.interval.ms) needs a time zone to align to",
+            )
         return SinkSettings(
             store=StoreSettings.of(c),
             layout=LayoutSettings.of(c),
@@ -514,8 +862,11 @@ class SourceSettings:
         if generic and not c[TOPIC_REGEX_LIST]:
             raise ConfigError(TOPIC_REGEX_LIST, None, "GENERIC mode needs <topic>:<regex> pairs")
         if not generic and FORMATS[c[FORMAT_CLASS].strip()] == "csv":
-            raise ConfigError(FORMAT_CLASS, c[FORMAT_CLASS], "S3Sink never writes csv: a "
-                              "restore reads json, avro, parquet or bytearray")
+            raise ConfigError(
+                FORMAT_CLASS,
+                c[FORMAT_CLASS],
+                "S3Sink never writes csv: a restore reads json, avro, parquet or bytearray",
+            )
         pairs = tuple(
             (topic, re.compile(regex))
             for topic, _, regex in (item.partition(":") for item in c[TOPIC_REGEX_LIST])

@@ -4,7 +4,8 @@
 - Field: `<field>=<value>` per `partition.field.name`, joined by `directory.delim`;
 - TimeBased: the record's time (per `timestamp.extractor`) floored to
   `partition.duration.ms` in `timezone`, written with `path.format`, a Joda-Time
-  pattern as Confluent's configs have them (`'year'=YYYY/'month'=MM/'day'=dd`);
+  pattern as Confluent's configs have them (`'year'=YYYY/'month'=MM/'day'=dd`), with
+  month and weekday names in `locale` (locales.py);
 - Daily / Hourly: TimeBased with the year/month/day(/hour) pattern and duration.
 
 Only Field and TimeBased look at each record; Default is constant per topic partition,
@@ -17,24 +18,27 @@ import datetime as _dt
 import re
 import zoneinfo
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from connect.api import DataError, SinkRecord, Struct
 from connectors.s3.config import LayoutSettings
 from connectors.s3.timestamps import TimestampExtractor, field_value, make_extractor
 
+if TYPE_CHECKING:
+    from connectors.s3.locales import CalendarNames
+
 __all__ = ["Partitioner", "compile_path_format", "make_partitioner"]
 
 _DAILY = "'year'=YYYY/'month'=MM/'day'=dd"
 _HOURLY = _DAILY + "/'hour'=HH"
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")
 
 
-def compile_path_format(pattern: str) -> Callable[[_dt.datetime], str]:
+def compile_path_format(pattern: str, locale: str = "") -> Callable[[_dt.datetime], str]:
     """A formatter for a Joda-Time pattern: quoted literals ('' is a quote) and the
-    letters y/Y (year), M (month), d (day), H (hour), m (minute), s (second), S (ms);
-    a letter's repeat count is its zero-padded width (yy: two digits, MMM: a month
-    name)."""
+    letters y/Y (year), M (month), d (day), H (hour), m (minute), s (second), S (ms),
+    E (weekday name); a letter's repeat count is its zero-padded width (yy: two digits),
+    and for M from three on a name (MMM short, MMMM full), for E up to three a short
+    name and from four the full one — names in `locale` (English when empty)."""
     parts: list[Callable[[_dt.datetime], str]] = []
     for match in re.finditer(r"'((?:[^']|'')*)'|([A-Za-z])\2*|[^A-Za-z']+", pattern):
         text = match.group(0)
@@ -42,7 +46,7 @@ def compile_path_format(pattern: str) -> Callable[[_dt.datetime], str]:
             literal = (match.group(1) or "").replace("''", "'") if text != "''" else "'"
             parts.append(lambda _d, s=literal: s)
         elif match.group(2):
-            parts.append(_field(match.group(2), len(text), pattern))
+            parts.append(_field(match.group(2), len(text), pattern, locale))
         else:
             parts.append(lambda _d, s=text: s)
 
@@ -52,23 +56,35 @@ def compile_path_format(pattern: str) -> Callable[[_dt.datetime], str]:
     return render
 
 
-def _field(letter: str, width: int, pattern: str) -> Callable[[_dt.datetime], str]:
+def _field(letter: str, width: int, pattern: str, locale: str) -> Callable[[_dt.datetime], str]:
     if letter in "yY":
         if width == 2:
             return lambda d: f"{d.year % 100:02d}"
         return lambda d: f"{d.year:0{width}d}"
     if letter == "M":
-        if width >= 4:
-            return lambda d: _MONTHS[d.month - 1]
-        if width == 3:
-            return lambda d: _MONTHS[d.month - 1][:3]
+        if width >= 3:
+            names = _names(locale)
+            months = names.months if width >= 4 else names.short_months
+            return lambda d: months[d.month - 1]
         return lambda d: f"{d.month:0{width}d}"
+    if letter == "E":
+        names = _names(locale)
+        days = names.days if width >= 4 else names.short_days
+        return lambda d: days[d.weekday()]
     attr = {"d": "day", "H": "hour", "m": "minute", "s": "second"}.get(letter)
     if attr is not None:
         return lambda d: f"{getattr(d, attr):0{width}d}"
     if letter == "S":
         return lambda d: f"{d.microsecond // 1000:03d}"[:width]
     raise DataError(f"path.format {pattern!r}: unsupported pattern letter {letter!r}")
+
+
+def _names(locale: str) -> CalendarNames:
+    """Babel (0.05 s to import) is loaded only by a path format that names months or
+    weekdays."""
+    from connectors.s3.locales import calendar_names
+
+    return calendar_names(locale)
 
 
 class Partitioner:
@@ -128,11 +144,13 @@ class FieldPartitioner(Partitioner):
 class TimeBasedPartitioner(Partitioner):
     time_based = True
 
-    def __init__(self, path_format: str, duration_ms: int, timezone: str, delim: str) -> None:
+    def __init__(
+        self, path_format: str, duration_ms: int, timezone: str, delim: str, locale: str = ""
+    ) -> None:
         self.duration_ms = duration_ms
         self.zone = zoneinfo.ZoneInfo(timezone)
         pattern = path_format.replace("/", delim) if delim != "/" else path_format
-        self._render = compile_path_format(pattern)
+        self._render = compile_path_format(pattern, locale)
         self._cache: dict[int, str] = {}
 
     def directory(self, ts: int) -> str:
@@ -168,6 +186,10 @@ def make_partitioner(layout: LayoutSettings) -> tuple[Partitioner, TimestampExtr
         return TimeBasedPartitioner(_HOURLY, 3_600_000, layout.timezone, delim), extractor
     if kind == "time":
         return TimeBasedPartitioner(
-            layout.path_format, layout.partition_duration_ms, layout.timezone, delim
+            layout.path_format,
+            layout.partition_duration_ms,
+            layout.timezone,
+            delim,
+            layout.locale,
         ), extractor
     return DefaultPartitioner(), extractor

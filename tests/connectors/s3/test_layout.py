@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from connect.api import DataError, Schema, SinkRecord, Struct
+from connect.api import ConfigError, DataError, Schema, SinkRecord, Struct
 from connect.api.data import INT64_SCHEMA, OPTIONAL_STRING_SCHEMA
 from connectors.s3.config import SinkSettings
 from connectors.s3.formats import make_format
@@ -54,6 +54,31 @@ def test_joda_path_formats() -> None:
     assert compile_path_format("MMM/MMMM")(moment) == "Mar/March"
     with pytest.raises(DataError):
         compile_path_format("YYYY-ww")
+
+
+@pytest.mark.parametrize(
+    ("locale", "expected"),
+    [
+        ("", "March/Mar/Sunday/Sun"),
+        ("en-US", "March/Mar/Sunday/Sun"),
+        ("fr-FR", "mars/mars/dimanche/dim."),
+        ("fr_FR", "mars/mars/dimanche/dim."),
+        ("de_DE", "März/März/Sonntag/So."),
+        ("ru", "марта/мар./воскресенье/вс"),
+    ],
+)
+def test_month_and_weekday_names_follow_the_locale(locale: str, expected: str) -> None:
+    """CLDR names, as Java's (and so Confluent's) formatter writes them; no OS locale
+    needs to be installed."""
+    sunday = dt.datetime(2024, 3, 3, 12)
+    assert compile_path_format("MMMM/MMM/EEEE/EEE", locale)(sunday) == expected
+
+
+def test_an_unknown_locale_is_refused_naming_the_key() -> None:
+    with pytest.raises(ConfigError) as info:
+        _layout(locale="xx-YY")
+    assert info.value.name == "locale"
+    assert _layout(locale="de-AT").locale == "de-AT"
 
 
 def test_time_directories_follow_the_zone_across_dst() -> None:
