@@ -98,7 +98,7 @@ function header(c, ctx) {
           `${c.tasks.length} task${c.tasks.length === 1 ? "" : "s"}`,
           " · worker ",
           h("span", { class: "mono" }, c.worker_id || "—"),
-          c.target !== "STARTED" ? ` · target ${c.target}` : "",
+          c.target !== "STARTED" && c.target !== c.state ? ` · target ${c.target}` : "",
         ),
       ),
       h("div", { class: "actions" }, actions(c, ctx)),

@@ -88,7 +88,7 @@ function summary(data) {
       { class: ["card stat", (failedTasksCount || byState.FAILED) && "stat-alert"] },
       h("div", { class: "stat-label" }, "Failed"),
       h("div", { class: "stat-value" }, int(failedTasksCount + (byState.FAILED || 0))),
-      h("div", { class: "stat-detail" }, `${compact(failures)} record failures · ${compact(dlq)} dead-lettered`),
+      h("div", { class: "stat-detail" }, `${compact(failures)} record failures · ${compact(dlq)} to the DLQ`),
     ),
   ];
 }
