@@ -55,6 +55,11 @@ def make_kafka_log() -> Iterator[Callable[..., KafkaLog]]:
 
     def factory(**kwargs: object) -> KafkaLog:
         kwargs.setdefault("timeout_s", 5.0)
+        # Why: the mock coordinator rebalances after a member left only once that
+        # member's session timed out (45 s by default); group tests would wait that long.
+        kwargs.setdefault(
+            "member_config", {"session.timeout.ms": 3000, "heartbeat.interval.ms": 300}
+        )
         log = KafkaLog(cluster.bootstrap, **kwargs)  # type: ignore[arg-type]
         opened.append(log)
         return log

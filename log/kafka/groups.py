@@ -51,11 +51,14 @@ class KafkaGroupMember:
         self._lock = threading.Lock()
         self._assigned: set[TopicPartition] = set()
         self._serving = threading.RLock()
+        #: Asynchronous commits in flight, oldest first: librdkafka reports them in order.
+        self._commits: list[list] = []
         self.consumer = confluent_kafka.Consumer(
             {
                 **config.group_client(group),
                 "client.id": f"tributary-{member_id}",
                 "partition.assignment.strategy": "roundrobin",
+                "on_commit": self._committed,
                 **config.member,
             }
         )
@@ -96,6 +99,39 @@ class KafkaGroupMember:
         with self._serving:
             for _ in self.consumer.consume(100, timeout=timeout_s):
                 pass
+
+    def commit(self, parts: list, timeout_s: float) -> list | None:
+        """Commit as this member, serving the group meanwhile.
+
+        Why not a synchronous commit: librdkafka holds a commit back while the group
+        rebalances, and the rebalance waits for this member to run its callbacks, which
+        only happens on this thread: a synchronous commit sat there until the
+        coordinator gave up on the member (40 s on the mock). Served, the member rejoins
+        and the commit goes out with the new generation.
+        """
+        slot: list = []
+        with self._serving:
+            self._commits.append(slot)
+            self.consumer.commit(offsets=parts, asynchronous=True)
+        deadline = time.monotonic() + timeout_s
+        while not slot:
+            if time.monotonic() > deadline:
+                with self._serving:
+                    if slot in self._commits:
+                        self._commits.remove(slot)
+                raise confluent_kafka.KafkaException(
+                    confluent_kafka.KafkaError(confluent_kafka.KafkaError._TIMED_OUT)
+                )
+            self.serve(0.05)
+        err, result = slot
+        if err is not None:
+            raise confluent_kafka.KafkaException(err)
+        return result
+
+    def _committed(self, err: object, partitions: list) -> None:
+        with self._serving:
+            if self._commits:
+                self._commits.pop(0).extend((err, partitions))
 
     def acquire(self, tp: TopicPartition) -> bool:
         with self._lock:
@@ -168,9 +204,11 @@ class GroupOffsets:
         new owner may have read from the older offset meanwhile: at-least-once."""
         deadline = time.monotonic() + self._config.timeout_s
         while True:
-            client = self._client(group)
+            member = self._member(group)
             try:
-                return client.commit(offsets=parts, asynchronous=False)
+                if member is not None:
+                    return member.commit(parts, max(0.1, deadline - time.monotonic()))
+                return self._client(group).commit(offsets=parts, asynchronous=False)
             except confluent_kafka.KafkaException as exc:
                 err = exc.args[0] if exc.args else None
                 rebalancing = isinstance(err, confluent_kafka.KafkaError) and err.code() in (

@@ -9,6 +9,7 @@ second process sees it.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
@@ -280,43 +281,66 @@ def test_consumer_assign_seek_poll_commit_resume(log: Log, make: MakeLog) -> Non
     again.close()
 
 
-def test_group_members_share_partitions_and_take_over(make_log: Callable[[], Log]) -> None:
-    """FileLog only, for now: on KafkaLog both members polled from this one thread
-    deadlock (a member's commit during a rebalance waits for the other member), and the
-    hand-over with one thread per member is still to be proven (issue 8)."""
-    log = make_log()
-    log.create_topic("t", 4)
+def test_group_members_share_partitions_and_take_over(make: MakeLog) -> None:
+    """Two members of one group, each on a log of its own (as two processes are) and
+    polled by a thread of its own, as sink tasks are."""
+    logs = {m: make() for m in ("a", "b")}
+    logs["a"].create_topic("t", 4)
     for p in range(4):
-        log.append("t", p, [b"p%d-%d" % (p, i) for i in range(5)])
-    a, b = (
-        Consumer(
-            log, group_id="g", auto_offset_reset="earliest", member_id=m, heartbeat_interval_ms=0
+        logs["a"].append("t", p, [b"p%d-%d" % (p, i) for i in range(5)])
+    seen: dict[str, list] = {"a": [], "b": []}
+    assigned: dict[str, set] = {"a": set(), "b": set()}
+    stop = {m: threading.Event() for m in logs}
+
+    def member(name: str) -> None:
+        consumer = Consumer(
+            logs[name],
+            group_id="g",
+            auto_offset_reset="earliest",
+            member_id=name,
+            heartbeat_interval_ms=0,
         )
-        for m in ("a", "b")
-    )
-    a.subscribe(["t"])
-    b.subscribe(["t"])
-    seen: list = []
-    deadline = time.monotonic() + 25
-    while time.monotonic() < deadline and not (
-        len(seen) == 20 and a.assignment() and b.assignment()
-    ):
-        seen += a.poll(0.05) + b.poll(0.05)
-    assert sorted(r.value for r in seen) == sorted(
+        consumer.subscribe(["t"])
+        while not stop[name].is_set():
+            seen[name].extend(consumer.poll(0.05))
+            assigned[name] = set(consumer.assignment())
+        consumer.close()  # commits and leaves
+
+    threads = {m: threading.Thread(target=member, args=(m,), daemon=True) for m in logs}
+    for thread in threads.values():
+        thread.start()
+
+    def shared() -> bool:
+        both = len(seen["a"]) + len(seen["b"]) == 20
+        return both and bool(assigned["a"]) and bool(assigned["b"])
+
+    _wait(shared, 30)
+    assert sorted(r.value for r in seen["a"] + seen["b"]) == sorted(
         b"p%d-%d" % (p, i) for p in range(4) for i in range(5)
     )
-    assert a.assignment().isdisjoint(b.assignment())
-    assert len(a.assignment() | b.assignment()) == 4
-    a.close()  # commits and leaves: b takes everything over
+    assert assigned["a"].isdisjoint(assigned["b"])
+    assert len(assigned["a"] | assigned["b"]) == 4
+    stop["a"].set()
+    threads["a"].join(30)
+    assert not threads["a"].is_alive()
     for p in range(4):
-        log.append("t", p, [b"late-%d" % p])
-    late: list = []
-    deadline = time.monotonic() + 25
-    while len(late) < 4 and time.monotonic() < deadline:
-        late += b.poll(0.1)
-    assert sorted(r.value for r in late) == [b"late-%d" % p for p in range(4)]
-    assert len(b.assignment()) == 4
-    b.close()
-    assert {tp.partition: o.offset for tp, o in log.committed_offsets("g").items()} == {
-        p: 6 for p in range(4)
-    }
+        logs["b"].append("t", p, [b"late-%d" % p])
+    _wait(
+        lambda: (
+            sorted(r.value for r in seen["b"] if r.value.startswith(b"late"))
+            == [b"late-%d" % p for p in range(4)]
+            and len(assigned["b"]) == 4
+        ),
+        30,
+    )
+    stop["b"].set()
+    threads["b"].join(30)
+    committed = logs["a"].committed_offsets("g")
+    assert {tp.partition: o.offset for tp, o in committed.items()} == {p: 6 for p in range(4)}
+
+
+def _wait(predicate: Callable[[], bool], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
