@@ -276,6 +276,7 @@ class DistributedHerder(LogHerder):
             wanted.task_props,
         ):
             self._tasks[task] = wanted
+            self.offsets.refresh()  # the previous owner's last commit, or an operator's edit
             self.worker.start_task(name, task.task, props, configs[task.task], paused=paused)
         elif running.paused is not paused:
             self._tasks[task] = wanted

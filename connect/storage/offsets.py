@@ -42,6 +42,11 @@ class OffsetStore:
             else:
                 self._offsets[canonical] = (connector, partition, json.loads(value))
 
+    def refresh(self) -> None:
+        """Apply what other workers wrote since the last look (a task about to start
+        on this worker resumes from its previous owner's last commit)."""
+        self._table.refresh()
+
     def get(self, connector: str, partition: Mapping[str, Any]) -> dict[str, Any] | None:
         entry = self._offsets.get(partition_key(connector, partition))
         return None if entry is None else dict(entry[2])

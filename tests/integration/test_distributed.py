@@ -533,3 +533,24 @@ def test_the_shipped_distributed_config_runs_a_cluster(tmp_path: Path) -> None:
     finally:
         for worker in workers:
             worker.stop()
+
+
+def test_offsets_edited_through_one_worker_apply_where_the_task_runs(
+    cluster: Callable[..., Cluster], tmp_path: Path
+) -> None:
+    c = cluster()
+    a, b = c.start(), c.start()
+    c.create("src", source("numbers", tmp_path / "src.jsonl", tasks=1))
+    wait_until(lambda: c.running("src", 1), 30, "running")
+    assert a.request("PUT", "/connectors/src/stop")[0] == 204
+    wait_until(lambda: (a.status("src") or {}).get("connector", {}).get("state") == "STOPPED", 30)
+    body = {"offsets": [{"partition": {"id": 0}, "offset": {"seqno": 1000}}]}
+    for worker in (a, b):  # every worker sees the same offsets, whichever wrote them
+        assert b.request("PATCH", "/connectors/src/offsets", body)[0] == 200
+        assert worker.request("GET", "/connectors/src/offsets")[1]["offsets"] == body["offsets"]
+    assert a.request("PUT", "/connectors/src/resume")[0] == 202
+    wait_until(lambda: c.running("src", 1), 30, "running again")
+    wait_until(lambda: 1001 in topic_seqnos(tmp_path / "log", "numbers").get(0, []), 30, "resumed")
+    numbers = topic_seqnos(tmp_path / "log", "numbers")[0]
+    resumed = numbers.index(1001)
+    assert numbers[resumed:] == list(range(1001, 1001 + len(numbers) - resumed))
