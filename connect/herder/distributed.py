@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -95,6 +96,12 @@ class DistributedHerder(LogHerder):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._replayed = False
+        # Rebalance metrics (Kafka's connect-worker-rebalance-metrics), this worker's view.
+        self._rebalances = 0
+        self._rebalance_total_s = 0.0
+        self._rebalance_max_s = 0.0
+        self._last_rebalance = 0.0  # time.time() when the last generation was applied
+        self._rebalancing = False
         self.configs.add_listener(lambda _name: self._nudge())
         self.configs.add_request_listener(self._on_request)
 
@@ -172,6 +179,8 @@ class DistributedHerder(LogHerder):
         view = self.member.view()
         a = view.assignment
         if a.generation != self._generation and self.member.joined is not None:
+            started = time.perf_counter()
+            self._rebalancing = True
             mine = view.meta.members.get(self._worker_id) == self.member.incarnation
             target = a.targets.get(self._worker_id, Work()) if mine else Work()
             self._stop_items(self._running() - target)
@@ -180,6 +189,12 @@ class DistributedHerder(LogHerder):
             self.member.running_generation = a.generation
             if mine and a.revoked.get(self._worker_id):
                 self.member.acknowledge(a.generation)
+            took = time.perf_counter() - started
+            self._rebalances += 1
+            self._rebalance_total_s += took
+            self._rebalance_max_s = max(self._rebalance_max_s, took)
+            self._last_rebalance = time.time()
+            self._rebalancing = False
             _log.info(
                 "worker %s runs generation %d: %d connectors, %d tasks",
                 self._worker_id,
@@ -436,6 +451,24 @@ class DistributedHerder(LogHerder):
         return self.loggers.set(namespace, level)
 
     # ------------------------------------------------------------------ views
+
+    def rebalance_metrics(self) -> dict[str, Any]:
+        """Kafka Connect's connect-worker-rebalance-metrics, as this worker saw them:
+        generations it applied, how long applying took (stopping what was revoked and
+        acknowledging), whether one is under way, the leader and the generation."""
+        view = self.member.view()
+        return {
+            "completed_rebalances_total": self._rebalances,
+            "rebalance_seconds_sum": self._rebalance_total_s,
+            "rebalance_max_seconds": self._rebalance_max_s,
+            "rebalancing": self._rebalancing or self._generation != view.assignment.generation,
+            "epoch": self._generation,
+            "last_rebalance_time": self._last_rebalance or None,
+            "leader": view.leader() or "",
+            "members": len(view.members),
+            "assigned_connectors": len(self._target.connectors),
+            "assigned_tasks": len(self._target.tasks),
+        }
 
     def cluster(self) -> dict[str, Any]:
         """Members, leader and generation as this worker has read them."""

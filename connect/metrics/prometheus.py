@@ -42,6 +42,12 @@ over rate of count is the average — and a `_max_seconds` gauge), enums are a
 | tributary_task_error_deadletterqueue_produce_requests_total | deadletterqueue-produce-requests |
 | tributary_log_appends_total, tributary_log_fsync_seconds | (the log, per task) |
 | tributary_log_topic_{partitions,segments,size_bytes}{topic} | (the log, per topic) |
+| tributary_worker_rebalance_completed_total | rebalance: completed-rebalances-total |
+| tributary_worker_rebalance_seconds, …_max_seconds | rebalance: rebalance-avg/max-time-ms |
+| tributary_worker_rebalance_{epoch,rebalancing} | rebalance: epoch, rebalancing |
+| tributary_worker_rebalance_time_since_last_rebalance_seconds | time-since-last-rebalance-ms |
+| tributary_worker_rebalance_leader{leader} | rebalance: leader-name |
+| tributary_worker_group_members, tributary_worker_assigned_{connectors,tasks} | (the group) |
 
 A task's counters start at zero when it (re)starts, as Kafka's do; Prometheus'
 `rate()` handles the reset. A task running in a child process reports the counters
@@ -50,6 +56,7 @@ it last shipped (at most a second old).
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -132,6 +139,9 @@ def families(herder: Any) -> list[_Family]:
     """Every family, read from the herder now (see the module docstring)."""
     connectors = connectors_view(herder)
     out = _worker(connectors) + _tasks(connectors)
+    rebalance = getattr(herder, "rebalance_metrics", None)
+    if rebalance is not None:  # a distributed worker
+        out += _rebalance(rebalance())
     log = getattr(herder, "log", None)
     if log is not None:
         out += _lag(connectors, log) + _log(log)
@@ -179,6 +189,53 @@ def _worker(connectors: list[ConnectorView]) -> list[_Family]:
         info.add(_Labels(connector=c.name, type=c.type, connector_class=c.connector_class), 1)
         status.add(_Labels(connector=c.name, state=c.state), 1)
     return [count, task_count, per_connector, info, status]
+
+
+def _rebalance(m: dict[str, Any]) -> list[_Family]:
+    none = _Labels()
+
+    def gauge(name: str, doc: str, value: float) -> _Family:
+        family = _Family(name, "gauge", doc)
+        family.add(none, value)
+        return family
+
+    completed = _Family(
+        "worker_rebalance_completed", "counter", "Generations this worker has applied."
+    )
+    completed.add(none, m["completed_rebalances_total"])
+    took = _Family(
+        "worker_rebalance_seconds", "summary", "Time to apply a generation (stop, acknowledge)."
+    )
+    took.add_summary(none, m["completed_rebalances_total"], m["rebalance_seconds_sum"])
+    leader = _Family("worker_rebalance_leader", "gauge", "The group's leader (value 1).")
+    leader.add(_Labels(leader=m["leader"]), 1)
+    last = m["last_rebalance_time"]
+    return [
+        completed,
+        took,
+        gauge(
+            "worker_rebalance_max_seconds",
+            "Longest generation to apply.",
+            m["rebalance_max_seconds"],
+        ),
+        gauge("worker_rebalance_epoch", "The generation this worker runs.", m["epoch"]),
+        gauge(
+            "worker_rebalance_rebalancing",
+            "1 while a generation is being applied.",
+            int(m["rebalancing"]),
+        ),
+        gauge(
+            "worker_rebalance_time_since_last_rebalance_seconds",
+            "Since this worker last applied a generation (NaN: never).",
+            time.time() - last if last else float("nan"),
+        ),
+        leader,
+        gauge("worker_group_members", "Live members of the group.", m["members"]),
+        gauge(
+            "worker_assigned_connectors", "Connectors this worker runs.", m["assigned_connectors"]
+        ),
+        gauge("worker_assigned_tasks", "Tasks this worker runs.", m["assigned_tasks"]),
+    ]
 
 
 # ----------------------------------------------------------------------- tasks

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import time
+import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -554,3 +555,39 @@ def test_offsets_edited_through_one_worker_apply_where_the_task_runs(
     numbers = topic_seqnos(tmp_path / "log", "numbers")[0]
     resumed = numbers.index(1001)
     assert numbers[resumed:] == list(range(1001, 1001 + len(numbers) - resumed))
+
+
+def test_rebalance_metrics_follow_the_generations(
+    cluster: Callable[..., Cluster], tmp_path: Path
+) -> None:
+    c = cluster()
+    a = c.start()
+    c.create("src", source("numbers", tmp_path / "src.jsonl", tasks=2))
+    wait_until(lambda: c.running("src", 2), 30, "running")
+    b = c.start()
+    wait_until(lambda: c.running("src", 2) and len(c.placement(["src"]).values()) > 1, 30)
+
+    def metrics(worker: WorkerProcess) -> dict[str, float]:
+        req = urllib.request.Request(worker.url + "/metrics")
+        with urllib.request.urlopen(req, timeout=10) as response:
+            text = response.read().decode()
+        return {
+            line.rsplit(" ", 1)[0].removesuffix("{}"): float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("tributary_worker_")
+        }
+
+    def settled() -> dict[str, float] | None:
+        ma, mb = metrics(a), metrics(b)
+        same = ma["tributary_worker_rebalance_epoch"] == mb["tributary_worker_rebalance_epoch"]
+        tasks = ma["tributary_worker_assigned_tasks"] + mb["tributary_worker_assigned_tasks"]
+        return ma if same and tasks == 2 and mb["tributary_worker_group_members"] == 2 else None
+
+    ma = wait_until(settled, 30, "both workers on one generation")
+    assert ma["tributary_worker_rebalance_completed_total"] >= 2  # alone, then with b
+    assert ma["tributary_worker_rebalance_epoch"] >= 2
+    assert ma["tributary_worker_rebalance_rebalancing"] == 0
+    leader = f'tributary_worker_rebalance_leader{{leader="127.0.0.1:{a.port}"}}'
+    assert ma[leader] == 1  # the first to join leads
+    assert ma["tributary_worker_rebalance_seconds_count"] >= 2
+    assert ma["tributary_worker_rebalance_time_since_last_rebalance_seconds"] >= 0
