@@ -91,6 +91,8 @@ TIMESTAMP_EXTRACTOR = "timestamp.extractor"
 TIMESTAMP_FIELD = "timestamp.field"
 STORE_KAFKA_KEYS = "store.kafka.keys"
 KEYS_FORMAT_CLASS = "keys.format.class"
+STORE_KAFKA_HEADERS = "store.kafka.headers"
+HEADERS_FORMAT_CLASS = "headers.format.class"
 
 # ------------------------------------------------------------------- sink keys
 FLUSH_SIZE = "flush.size"
@@ -545,6 +547,25 @@ LAYOUT = (
         "The format of the key objects.",
         group=_L,
     )
+    .define(
+        STORE_KAFKA_HEADERS,
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Also write the record headers, in a `.headers.<ext>` object beside each object "
+        "(and read them back on restore).",
+        group=_L,
+    )
+    .define(
+        HEADERS_FORMAT_CLASS,
+        ConfigType.CLASS,
+        "io.confluent.connect.s3.format.avro.AvroFormat",
+        _alias(FORMATS, "format"),
+        Importance.LOW,
+        "The format of the header objects: json, avro or parquet.",
+        group=_L,
+    )
 )
 
 _R = "Rotation"
@@ -741,6 +762,8 @@ class LayoutSettings:
     timestamp_field: str
     store_keys: bool
     keys_format: str
+    store_headers: bool
+    headers_format: str
 
     @staticmethod
     def of(c: Mapping[str, Any]) -> LayoutSettings:
@@ -772,6 +795,8 @@ class LayoutSettings:
             timestamp_field=c[TIMESTAMP_FIELD],
             store_keys=c[STORE_KAFKA_KEYS],
             keys_format=FORMATS[c[KEYS_FORMAT_CLASS].strip()],
+            store_headers=c[STORE_KAFKA_HEADERS],
+            headers_format=FORMATS[c[HEADERS_FORMAT_CLASS].strip()],
         )
 
 
@@ -791,6 +816,16 @@ def _layout_rules(c: Mapping[str, Any], *, sink: bool) -> None:
             KEYS_FORMAT_CLASS,
             c[KEYS_FORMAT_CLASS],
             "keys are written as json, avro, parquet or bytearray",
+        )
+    if c[STORE_KAFKA_HEADERS] and FORMATS[c[HEADERS_FORMAT_CLASS].strip()] not in (
+        "json",
+        "avro",
+        "parquet",
+    ):
+        raise ConfigError(
+            HEADERS_FORMAT_CLASS,
+            c[HEADERS_FORMAT_CLASS],
+            "headers are structured (a name and a value each): json, avro or parquet",
         )
     if kind == "field" and not c[PARTITION_FIELD_NAME]:
         raise ConfigError(PARTITION_FIELD_NAME, None, "the FieldPartitioner needs the fields")

@@ -34,8 +34,9 @@ from connect.api import (
 )
 from connectors.s3.config import SINK_CONFIG, SinkSettings, validate_sink
 from connectors.s3.errors import S3AccessError, S3BucketMissingError, S3StoreError
-from connectors.s3.formats import make_format, make_keys_format
+from connectors.s3.formats import make_format
 from connectors.s3.partitioners import make_partitioner
+from connectors.s3.sidecars import make_sidecars
 from connectors.s3.store import Store
 from connectors.s3.writer import TopicPartitionWriter
 
@@ -80,7 +81,7 @@ class S3SinkTask(SinkTask):
         self.store = Store(self.settings.store)
         self.store.check_bucket()
         self.format = make_format(self.settings.layout)
-        self.keys_format = make_keys_format(self.settings.layout)
+        self.sidecars = make_sidecars(self.settings.layout)
         self.partitioner, self.extractor = make_partitioner(self.settings.layout)
         self.writers: dict[TopicPartition, TopicPartitionWriter] = {}
 
@@ -94,7 +95,7 @@ class S3SinkTask(SinkTask):
                 fmt=self.format,
                 partitioner=self.partitioner,
                 extractor=self.extractor,
-                keys_fmt=self.keys_format,
+                sidecars=self.sidecars,
             )
         return writer
 
@@ -132,8 +133,7 @@ class S3SinkTask(SinkTask):
             writer.reset()
             raise exc
         target = writer.reset()
-        _log.warning("%s; %s starts its open objects over from offset %s", exc, writer.tp,
-                     target)
+        _log.warning("%s; %s starts its open objects over from offset %s", exc, writer.tp, target)
         if target is not None:
             self.context.offset({writer.tp: target})
 

@@ -6,9 +6,10 @@ Task lifecycle:
    unreachable endpoint fail the task with a message that says which) and lists it.
 2. `poll` reads the next object of the catalog (catalog.py) whole, decodes it with
    the format, and returns its records `record.batch.max.size` at a time, each
-   restore record to its original topic and partition (with its key, read from the
-   `.keys.<ext>` object beside it, when `store.kafka.keys` is on). Only the last record of a
-   poll carries the source offset (object, position): the runtime keeps only the
+   restore record to its original topic and partition (with its key and headers, read
+   from the `.keys.<ext>` and `.headers.<ext>` objects beside it when
+   `store.kafka.keys` / `store.kafka.headers` are on, sidecars.py). Only the last
+   record of a poll carries the source offset (object, position): the runtime keeps only the
    latest offset per source partition anyway, and one dict per poll is cheaper than
    one per record.
 3. Every `s3.poll.interval.ms` the bucket is listed again, so objects written while
@@ -41,7 +42,14 @@ from connectors.s3.config import (
     validate_source,
 )
 from connectors.s3.errors import S3StoreError
-from connectors.s3.formats import make_format, make_keys_format
+from connectors.s3.formats import make_format
+from connectors.s3.sidecars import (
+    KeysSidecar,
+    Sidecar,
+    make_sidecars,
+    restore_headers,
+    restore_key,
+)
 from connectors.s3.store import Store
 
 __all__ = ["S3SourceConnector", "S3SourceTask"]
@@ -71,8 +79,7 @@ class S3SourceConnector(SourceConnector):
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [
-            {**self._props, TASK_ID: str(i), TASK_COUNT: str(max_tasks)}
-            for i in range(max_tasks)
+            {**self._props, TASK_ID: str(i), TASK_COUNT: str(max_tasks)} for i in range(max_tasks)
         ]
 
     def stop(self) -> None:
@@ -90,10 +97,10 @@ class S3SourceTask(SourceTask):
         self.store = Store(self.settings.store)
         self.store.check_bucket()
         self.format = make_format(self.settings.layout, csv_header=self.settings.csv_header)
-        self.keys_format = None if self.settings.generic else make_keys_format(
-            self.settings.layout)
-        self._keys: list[Any] | None = None
-        self._key_schema: Any = None
+        self.sidecars = () if self.settings.generic else make_sidecars(self.settings.layout)
+        # Per sidecar of the object being read: (schema, entries), or None when the
+        # object has none (its records come back without keys or headers).
+        self._sides: list[tuple[Any, list[Any]] | None] = []
         reader = self.context.offset_storage_reader
         self.catalog = Catalog(self.settings, self.store, self.format.extension, reader.offset)
         self._stopping = threading.Event()
@@ -126,11 +133,9 @@ class S3SourceTask(SourceTask):
             partition = work.partition
             for rec in records:
                 rec.kafka_partition = partition
-        if self._keys is not None:
-            key_schema = self._key_schema
-            for rec, key in zip(records, self._keys[self._position : end], strict=True):
-                rec.key = key
-                rec.key_schema = key_schema
+        for sidecar, side in zip(self.sidecars, self._sides, strict=True):
+            if side is not None:
+                _restore(sidecar, side[0], side[1][self._position : end], records)
         self._position = end
         complete = end >= len(self._values)
         last = records[-1] if records else None
@@ -152,9 +157,7 @@ class S3SourceTask(SourceTask):
         if work is None:
             return False
         schema, values = self.format.read(self.store.get(work.key))
-        self._keys = None
-        if self.keys_format is not None:
-            self._read_keys(work.key, len(values))
+        self._sides = [self._read_side(s, work.key, len(values)) for s in self.sidecars]
         self._current = work
         self._schema = schema
         self._values = values
@@ -167,27 +170,40 @@ class S3SourceTask(SourceTask):
             return self._open_next()
         return True
 
-    def _read_keys(self, key: str, count: int) -> None:
-        """The keys of an object from its `.keys.<ext>` object (`store.kafka.keys`)."""
-        keys_format = self.keys_format
-        assert keys_format is not None
+    def _read_side(self, sidecar: Sidecar, key: str, count: int) -> tuple[Any, list[Any]] | None:
+        """(schema, entries) of the sidecar object beside the object `key`."""
         ext = self.format.extension
-        keys_key = key[: len(key) - len(ext)] + ".keys" + keys_format.extension
+        side_key = key[: len(key) - len(ext)] + sidecar.suffix + sidecar.format.extension
         try:
-            data = self.store.get(keys_key)
+            data = self.store.get(side_key)
         except S3StoreError as exc:
             if exc.code != "NoSuchKey":
                 raise
-            _log.warning("%s has no keys object %s: its records are restored without keys",
-                         key, keys_key)
-            return
-        schema, keys = keys_format.read(data)
-        if len(keys) != count:
-            raise DataError(f"{keys_key} holds {len(keys)} keys for {count} records of {key}")
-        self._keys = keys
-        self._key_schema = schema
+            _log.warning(
+                "%s has no %s object %s: its records are restored without them",
+                key,
+                sidecar.suffix.lstrip("."),
+                side_key,
+            )
+            return None
+        schema, entries = sidecar.format.read(data)
+        if len(entries) != count:
+            raise DataError(f"{side_key} holds {len(entries)} entries for {count} records of {key}")
+        return schema, entries
 
     def stop(self) -> None:
         stopping = getattr(self, "_stopping", None)
         if stopping is not None:
             stopping.set()
+
+
+def _restore(
+    sidecar: Sidecar, schema: Any, entries: list[Any], records: list[SourceRecord]
+) -> None:
+    """Put a sidecar's entries back on their records: keys, or headers."""
+    if isinstance(sidecar, KeysSidecar):
+        for rec, entry in zip(records, entries, strict=True):
+            rec.key_schema, rec.key = restore_key(schema, entry)
+        return
+    for rec, entry in zip(records, entries, strict=True):
+        rec.headers = restore_headers(entry)

@@ -17,8 +17,10 @@ open set is committed — every object in it completed, so visible — as one st
    interval (aligned to midnight in `timezone`) since the set opened — checked on every
    `put`, idle or not, so quiet partitions still get their objects on time.
 
-Each object is named by its first record's offset (names.py). Objects complete in
-the background (upload.py) while the next set fills. `safe_offset()` is the first
+Each object is named by its first record's offset (names.py), and has its keys' and
+headers' objects beside it when the layout asks for them (sidecars.py), written and
+committed with it. Objects complete in the background (upload.py) while the next set
+fills. `safe_offset()` is the first
 offset that is not yet in a complete object: the start of the oldest set still
 completing, else of the open set, else the offset after the last record seen. That
 is what the task lets the runtime commit, so a restart resumes exactly at the start of
@@ -48,6 +50,7 @@ from connectors.s3.config import SinkSettings
 from connectors.s3.formats import FileWriter, Format
 from connectors.s3.names import object_key
 from connectors.s3.partitioners import Partitioner
+from connectors.s3.sidecars import Sidecar
 from connectors.s3.store import Store
 from connectors.s3.timestamps import TimestampExtractor
 from connectors.s3.upload import ObjectUpload
@@ -61,37 +64,38 @@ MAX_COMPLETING = 2
 
 
 class _OpenFile:
-    """An object being written, with its keys' object beside it (`store.kafka.keys`)."""
+    """An object being written, with its sidecars' objects (keys, headers) beside it,
+    in the order of the writer's sidecars."""
 
-    __slots__ = ("keys", "pending", "upload", "writer")
+    __slots__ = ("pending", "sides", "upload", "writer")
 
     def __init__(
-        self, upload: ObjectUpload, writer: FileWriter, keys: _OpenFile | None = None
+        self, upload: ObjectUpload, writer: FileWriter, sides: Sequence[_OpenFile] = ()
     ) -> None:
         self.upload = upload
         self.writer = writer
         self.pending: list[Any] = []
-        self.keys = keys
+        self.sides = tuple(sides)
 
     def drain(self) -> None:
         if self.pending:
             values, self.pending = self.pending, []
             self.writer.write(values)
-        if self.keys is not None:
-            self.keys.drain()
+        for side in self.sides:
+            side.drain()
 
     def complete(self) -> list[Future[None]]:
         self.drain()
         self.writer.finish()
         futures = [self.upload.complete()]
-        if self.keys is not None:
-            futures += self.keys.complete()
+        for side in self.sides:
+            futures += side.complete()
         return futures
 
     def abort(self) -> None:
         self.upload.abort()
-        if self.keys is not None:
-            self.keys.abort()
+        for side in self.sides:
+            side.abort()
 
 
 class TopicPartitionWriter:
@@ -107,10 +111,11 @@ class TopicPartitionWriter:
         partitioner: Partitioner,
         extractor: TimestampExtractor,
         clock: Callable[[], float] = time.time,
-        keys_fmt: Format | None = None,
+        sidecars: Sequence[Sidecar] = (),
     ) -> None:
         self.tp = tp
-        self._keys_format = keys_fmt
+        self._sidecars = tuple(sidecars)
+        self._tracks_keys = any(s.follows_key_schema for s in self._sidecars)
         self._key_schema: Any = _NO_SCHEMA
         self._s = settings
         self._store = store
@@ -210,17 +215,17 @@ class TopicPartitionWriter:
             return 0
         if [r.value_schema for r in chunk].count(schema) != len(chunk):
             return 0
-        if self._keys_format is not None and [r.key_schema for r in chunk].count(
-            self._key_schema
-        ) != len(chunk):
+        if self._tracks_keys and [r.key_schema for r in chunk].count(self._key_schema) != len(
+            chunk
+        ):
             return 0
         encoded = self._last_encoded
         assert encoded is not None
         file = self._files[encoded]
         file.drain()
         file.writer.write(values)
-        if file.keys is not None:
-            file.keys.writer.write([r.key for r in chunk])
+        for side, sidecar in zip(file.sides, self._sidecars, strict=True):
+            side.writer.write(sidecar.entries(chunk))
         self._count += len(chunk)
         self._expected = chunk[-1].kafka_offset + 1
         if self._count >= self._s.flush_size:
@@ -259,8 +264,8 @@ class TopicPartitionWriter:
         if file is None:
             file = self._files[encoded] = self._open_file(encoded, offset)
         file.pending.append(value)
-        if file.keys is not None:
-            file.keys.pending.append(rec.key)
+        for side, sidecar in zip(file.sides, self._sidecars, strict=True):
+            side.pending.extend(sidecar.entries([rec]))
         self._last_encoded = encoded
         self._count += 1
         self._expected = offset + 1
@@ -285,31 +290,38 @@ class TopicPartitionWriter:
 
     def _open_file(self, encoded: str, start: int) -> _OpenFile:
         layout = self._s.layout
-        key = object_key(layout, self._topic, encoded, self.tp.partition, start,
-                         self._format.extension)
+        key = object_key(
+            layout, self._topic, encoded, self.tp.partition, start, self._format.extension
+        )
         upload = ObjectUpload(self._store, key, self._s.store.part_size)
         schema = None if self._schema is _NO_SCHEMA else self._schema
-        keys = None
-        if self._keys_format is not None:
-            keys_key = object_key(layout, self._topic, encoded, self.tp.partition, start,
-                                  ".keys" + self._keys_format.extension)
-            keys_upload = ObjectUpload(self._store, keys_key, self._s.store.part_size)
-            key_schema = None if self._key_schema is _NO_SCHEMA else self._key_schema
-            if key_schema is not None:
-                key_schema = key_schema.optional_()  # a null key is still a key
-            keys = _OpenFile(keys_upload, self._keys_format.writer(keys_upload, key_schema))
-        return _OpenFile(upload, self._format.writer(upload, schema), keys)
+        key_schema = None if self._key_schema is _NO_SCHEMA else self._key_schema
+        sides = []
+        for sidecar in self._sidecars:
+            side_key = object_key(
+                layout,
+                self._topic,
+                encoded,
+                self.tp.partition,
+                start,
+                sidecar.suffix + sidecar.format.extension,
+            )
+            side = ObjectUpload(self._store, side_key, self._s.store.part_size)
+            sides.append(_OpenFile(side, sidecar.format.writer(side, sidecar.schema(key_schema))))
+        return _OpenFile(upload, self._format.writer(upload, schema), sides)
 
     # ---------------------------------------------------------------- schemas
 
     def _check_schema(self, rec: SinkRecord, value: Any) -> Any:
         """Step 3: the value to write (projected where the compatibility allows);
         commits the open set when the schema change needs new objects."""
-        if self._keys_format is not None:
+        if self._tracks_keys:
             key_schema = rec.key_schema
             if key_schema is not self._key_schema:
-                if self._start is not None and self._key_schema is not _NO_SCHEMA and (
-                    key_schema != self._key_schema
+                if (
+                    self._start is not None
+                    and self._key_schema is not _NO_SCHEMA
+                    and (key_schema != self._key_schema)
                 ):
                     self.commit()  # one key schema per keys object
                 self._key_schema = key_schema
@@ -408,8 +420,10 @@ def _project(value: Any, target: Schema) -> Any:
         elif f.schema.default is not None or f.schema.optional:
             v = f.schema.default
         else:
-            raise DataError(f"cannot project to {target.name or 'the schema'}: field "
-                            f"{f.name!r} has no value and no default")
+            raise DataError(
+                f"cannot project to {target.name or 'the schema'}: field "
+                f"{f.name!r} has no value and no default"
+            )
         values.append(v)
     out._values = values
     return out

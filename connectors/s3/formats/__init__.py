@@ -5,16 +5,7 @@ from __future__ import annotations
 from connectors.s3.config import LayoutSettings
 from connectors.s3.formats.base import FileWriter, Format, Sink
 
-__all__ = ["FileWriter", "Format", "Sink", "make_format", "make_keys_format"]
-
-
-def make_keys_format(layout: LayoutSettings) -> Format | None:
-    """The format of the `.keys.<ext>` objects (`store.kafka.keys`), or None."""
-    if not layout.store_keys:
-        return None
-    import dataclasses
-
-    return make_format(dataclasses.replace(layout, format=layout.keys_format))
+__all__ = ["FileWriter", "Format", "Sink", "make_format"]
 
 
 def make_format(layout: LayoutSettings, *, csv_header: bool = True) -> Format:
@@ -24,14 +15,18 @@ def make_format(layout: LayoutSettings, *, csv_header: bool = True) -> Format:
     if layout.format == "json":
         from connectors.s3.formats.text import JsonFormat
 
-        return JsonFormat(gzip=gzip, level=layout.compression_level,
-                          numeric_decimals=layout.json_decimal_numeric)
+        return JsonFormat(
+            gzip=gzip, level=layout.compression_level, numeric_decimals=layout.json_decimal_numeric
+        )
     if layout.format == "bytearray":
         from connectors.s3.formats.text import ByteArrayFormat
 
-        return ByteArrayFormat(gzip=gzip, level=layout.compression_level,
-                               extension=layout.bytearray_extension,
-                               separator=layout.bytearray_separator)
+        return ByteArrayFormat(
+            gzip=gzip,
+            level=layout.compression_level,
+            extension=layout.bytearray_extension,
+            separator=layout.bytearray_separator,
+        )
     if layout.format == "avro":
         from connectors.s3.formats.avro import AvroFormat
 

@@ -22,6 +22,7 @@ from connect.api.logical import Date, Decimal, Time, Timestamp
 from connectors.s3.formats.base import FileWriter, Format, Sink
 from connectors.s3.formats.schemas import (
     METADATA_KEY,
+    from_plain,
     needs_nesting,
     schema_from_json,
     schema_to_json,
@@ -59,9 +60,12 @@ def _avro_required(schema: Schema, names: set[str]) -> Any:
     name = schema.name
     if name == Decimal.LOGICAL_NAME:
         params = schema.parameters
-        return {"type": "bytes", "logicalType": "decimal",
-                "precision": int(params.get("connect.decimal.precision", 38)),
-                "scale": Decimal.scale(schema)}
+        return {
+            "type": "bytes",
+            "logicalType": "decimal",
+            "precision": int(params.get("connect.decimal.precision", 38)),
+            "scale": Decimal.scale(schema),
+        }
     if name == Date.LOGICAL_NAME:
         return {"type": "int", "logicalType": "date"}
     if name == Time.LOGICAL_NAME:
@@ -103,8 +107,7 @@ def _avro_required(schema: Schema, names: set[str]) -> Any:
 def _plain(value: Any) -> Any:
     """What fastavro writes for a Connect value (structs as dicts)."""
     if isinstance(value, Struct):
-        return {f.name: _plain(v) for f, v in zip(value.schema.fields, value._values,
-                                                    strict=True)}
+        return {f.name: _plain(v) for f, v in zip(value.schema.fields, value._values, strict=True)}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
@@ -171,8 +174,8 @@ class AvroFormat(Format):
         records = list(reader)
         if schema.type is Type.STRUCT:
             return schema, [to_struct(schema, r) for r in records]
-        if needs_nesting(schema):
-            raise DataError("AvroFormat restore: nested non-struct top-level values")
+        if needs_nesting(schema):  # e.g. an array of structs (a `.headers` object)
+            return schema, [from_plain(schema, r) for r in records]
         return schema, records
 
 
@@ -197,9 +200,17 @@ def from_avro_schema(avro: Any, *, optional: bool = False) -> Schema:
         return Time.schema(optional=optional)
     if logical in ("timestamp-millis", "timestamp-micros"):
         return Timestamp.schema(optional=optional)
-    simple = {"int": Type.INT32, "long": Type.INT64, "float": Type.FLOAT32,
-              "double": Type.FLOAT64, "boolean": Type.BOOLEAN, "string": Type.STRING,
-              "bytes": Type.BYTES, "enum": Type.STRING, "fixed": Type.BYTES}
+    simple = {
+        "int": Type.INT32,
+        "long": Type.INT64,
+        "float": Type.FLOAT32,
+        "double": Type.FLOAT64,
+        "boolean": Type.BOOLEAN,
+        "string": Type.STRING,
+        "bytes": Type.BYTES,
+        "enum": Type.STRING,
+        "fixed": Type.BYTES,
+    }
     if t in simple:
         kind = avro.get("connect.type")
         return Schema(Type(kind) if kind else simple[t], optional=optional)
@@ -210,6 +221,9 @@ def from_avro_schema(avro: Any, *, optional: bool = False) -> Schema:
 
         return Schema.map(STRING_SCHEMA, from_avro_schema(avro["values"]), optional=optional)
     if t == "record":
-        return Schema.struct([(f["name"], from_avro_schema(f["type"])) for f in avro["fields"]],
-                             name=avro.get("name"), optional=optional)
+        return Schema.struct(
+            [(f["name"], from_avro_schema(f["type"])) for f in avro["fields"]],
+            name=avro.get("name"),
+            optional=optional,
+        )
     raise DataError(f"Avro type {t!r} has no Connect schema")

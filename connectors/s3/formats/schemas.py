@@ -14,7 +14,7 @@ import orjson
 
 from connect.api import Schema, Struct, Type
 
-__all__ = ["METADATA_KEY", "schema_from_json", "schema_to_json", "to_struct"]
+__all__ = ["METADATA_KEY", "from_plain", "schema_from_json", "schema_to_json", "to_struct"]
 
 METADATA_KEY = "connect.schema"
 
@@ -57,8 +57,9 @@ def _from_obj(obj: dict[str, Any]) -> Schema:
     if t is Type.ARRAY:
         return Schema(t, value_schema=_from_obj(obj["items"]), **common)
     if t is Type.MAP:
-        return Schema(t, key_schema=_from_obj(obj["keys"]), value_schema=_from_obj(obj["values"]),
-                      **common)
+        return Schema(
+            t, key_schema=_from_obj(obj["keys"]), value_schema=_from_obj(obj["values"]), **common
+        )
     return Schema(t, **common)
 
 
@@ -83,6 +84,12 @@ def to_struct(schema: Schema, value: dict[str, Any] | None) -> Struct | None:
     return struct
 
 
+def from_plain(schema: Schema, value: Any) -> Any:
+    """A value of any `schema` from plain values (dicts for its structs, at any depth),
+    trusted to fit, e.g. the arrays of header structs of a `.headers` object."""
+    return None if value is None else _nested(schema, value)
+
+
 def _nested(schema: Schema, value: Any) -> Any:
     t = schema.type
     if t is Type.STRUCT:
@@ -93,8 +100,9 @@ def _nested(schema: Schema, value: Any) -> Any:
         if isinstance(value, list):  # Arrow reads maps back as lists of pairs
             value = dict(value)
         if schema.value_schema is not None and _has_struct(schema.value_schema):
-            return {k: None if v is None else _nested(schema.value_schema, v)
-                    for k, v in value.items()}
+            return {
+                k: None if v is None else _nested(schema.value_schema, v) for k, v in value.items()
+            }
     return value
 
 

@@ -47,27 +47,62 @@ def _rich_records(n: int, start: int = 0) -> list[bytes]:
     """JsonConverter envelopes with nested structs, arrays, maps, bytes, and the
     logical types, so the Avro and Parquet schema mappings are all exercised."""
     schema = {
-        "type": "struct", "name": "shop.Order", "version": 3, "optional": False, "fields": [
+        "type": "struct",
+        "name": "shop.Order",
+        "version": 3,
+        "optional": False,
+        "fields": [
             {"field": "id", "type": "int64", "optional": False},
             {"field": "small", "type": "int8", "optional": False},
             {"field": "name", "type": "string", "optional": True},
-            {"field": "price", "type": "bytes", "optional": False,
-             "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
-             "parameters": {"scale": "2"}},
-            {"field": "day", "type": "int32", "optional": True,
-             "name": "org.apache.kafka.connect.data.Date", "version": 1},
-            {"field": "at", "type": "int64", "optional": False,
-             "name": "org.apache.kafka.connect.data.Timestamp", "version": 1},
-            {"field": "tags", "type": "array", "optional": True,
-             "items": {"type": "string", "optional": False}},
-            {"field": "attrs", "type": "map", "optional": True,
-             "keys": {"type": "string", "optional": False},
-             "values": {"type": "double", "optional": True}},
+            {
+                "field": "price",
+                "type": "bytes",
+                "optional": False,
+                "name": "org.apache.kafka.connect.data.Decimal",
+                "version": 1,
+                "parameters": {"scale": "2"},
+            },
+            {
+                "field": "day",
+                "type": "int32",
+                "optional": True,
+                "name": "org.apache.kafka.connect.data.Date",
+                "version": 1,
+            },
+            {
+                "field": "at",
+                "type": "int64",
+                "optional": False,
+                "name": "org.apache.kafka.connect.data.Timestamp",
+                "version": 1,
+            },
+            {
+                "field": "tags",
+                "type": "array",
+                "optional": True,
+                "items": {"type": "string", "optional": False},
+            },
+            {
+                "field": "attrs",
+                "type": "map",
+                "optional": True,
+                "keys": {"type": "string", "optional": False},
+                "values": {"type": "double", "optional": True},
+            },
             {"field": "blob", "type": "bytes", "optional": True},
-            {"field": "address", "type": "struct", "optional": True, "name": "shop.Address",
-             "fields": [{"field": "city", "type": "string", "optional": False},
-                        {"field": "zip", "type": "int32", "optional": True}]},
-        ]}
+            {
+                "field": "address",
+                "type": "struct",
+                "optional": True,
+                "name": "shop.Address",
+                "fields": [
+                    {"field": "city", "type": "string", "optional": False},
+                    {"field": "zip", "type": "int32", "optional": True},
+                ],
+            },
+        ],
+    }
     import base64
 
     out = []
@@ -75,9 +110,13 @@ def _rich_records(n: int, start: int = 0) -> list[bytes]:
         price = decimal.Decimal(i * 7) / 100
         unscaled = int(price * 100).to_bytes(8, "big", signed=True).lstrip(b"\x00") or b"\x00"
         payload = {
-            "id": i, "small": i % 100, "name": None if i % 5 == 0 else f"name {i} ünï",
-            "price": base64.b64encode(unscaled).decode(), "day": 19000 + i,
-            "at": 1_700_000_000_000 + i, "tags": [f"t{i}", "x"] if i % 2 else [],
+            "id": i,
+            "small": i % 100,
+            "name": None if i % 5 == 0 else f"name {i} ünï",
+            "price": base64.b64encode(unscaled).decode(),
+            "day": 19000 + i,
+            "at": 1_700_000_000_000 + i,
+            "tags": [f"t{i}", "x"] if i % 2 else [],
             "attrs": {"a": i / 3, "b": None} if i % 3 else None,
             "blob": base64.b64encode(bytes([i % 256]) * 3).decode(),
             "address": None if i % 4 == 0 else {"city": f"c{i}", "zip": i},
@@ -91,8 +130,7 @@ def _payloads(values: list[bytes | None]) -> list[Any]:
 
 
 def _restore(herder: StandaloneHerder, bucket: Bucket, name: str, **props: str) -> None:
-    herder.put_connector_config(name, source_config(bucket, **_ROUTER, **props),
-                                allow_replace=True)
+    herder.put_connector_config(name, source_config(bucket, **_ROUTER, **props), allow_replace=True)
 
 
 @pytest.mark.parametrize("fmt", sorted(_FORMATS))
@@ -117,15 +155,26 @@ def test_each_format_round_trips_through_a_restore(
     produce(log, "orders", first, partition=0)
     produce(log, "orders", second, partition=1)
     extra = {"s3.compression.type": "gzip"} if fmt in ("json", "bytearray") else {}
-    herder.put_connector_config("sink", sink_config(
-        s3_bucket, "orders", **{"format.class": _FORMATS[fmt], "flush.size": "4",
-                                **converter, **extra}), allow_replace=True)
+    herder.put_connector_config(
+        "sink",
+        sink_config(
+            s3_bucket,
+            "orders",
+            **{"format.class": _FORMATS[fmt], "flush.size": "4", **converter, **extra},
+        ),
+        allow_replace=True,
+    )
     # 25 records → 6 objects (one record stays open), 12 → 3 objects.
     wait_keys(s3_bucket, 9)
-    _restore(herder, s3_bucket, "restore", **{"format.class": _FORMATS[fmt], **converter,
-                                              **extra})
-    wait_until(lambda: len(read_values(log, "restored-orders", 0)) >= 24
-               and len(read_values(log, "restored-orders", 1)) >= 12, 30, "restored records")
+    _restore(herder, s3_bucket, "restore", **{"format.class": _FORMATS[fmt], **converter, **extra})
+    wait_until(
+        lambda: (
+            len(read_values(log, "restored-orders", 0)) >= 24
+            and len(read_values(log, "restored-orders", 1)) >= 12
+        ),
+        30,
+        "restored records",
+    )
     restored0, restored1 = (read_values(log, "restored-orders", p) for p in (0, 1))
     if fmt in ("bytearray", "json"):
         assert restored0 == first[:24] and restored1 == second
@@ -137,8 +186,9 @@ def test_each_format_round_trips_through_a_restore(
         assert [f["field"] for f in envelope["fields"]][:3] == ["id", "small", "name"]
         assert envelope["fields"][1]["type"] == "int8"
     # Objects written after the restore started are picked up too.
-    produce(log, "orders", first[:4] if fmt != "json" else schemaless([{"late": 1}] * 4),
-            partition=1)
+    produce(
+        log, "orders", first[:4] if fmt != "json" else schemaless([{"late": 1}] * 4), partition=1
+    )
     wait_until(lambda: len(read_values(log, "restored-orders", 1)) == 16, 30, "late object")
 
 
@@ -154,40 +204,67 @@ def test_field_and_time_partitioned_backups_restore_every_record(
     log.create_topic("restored-orders", 1)
     layouts = {
         "field": {"partitioner.class": "FieldPartitioner", "partition.field.name": "region"},
-        "time": {"partitioner.class": "TimeBasedPartitioner", "path.format":
-                 "'dt'=YYYY-MM-dd/'h'=HH", "partition.duration.ms": str(hour),
-                 "timezone": "UTC", "timestamp.extractor": "RecordField",
-                 "timestamp.field": "at", "rotate.interval.ms": str(hour),
-                 # the last hour's records close on the clock (record time never would)
-                 "rotate.schedule.interval.ms": "500"},
-        "daily": {"partitioner.class": "DailyPartitioner", "timezone": "America/New_York",
-                  "timestamp.extractor": "RecordField", "timestamp.field": "at"},
-        "hourly": {"partitioner.class":
-                   "io.confluent.connect.storage.partitioner.HourlyPartitioner",
-                   "timezone": "UTC", "timestamp.extractor": "RecordField",
-                   "timestamp.field": "at"},
+        "time": {
+            "partitioner.class": "TimeBasedPartitioner",
+            "path.format": "'dt'=YYYY-MM-dd/'h'=HH",
+            "partition.duration.ms": str(hour),
+            "timezone": "UTC",
+            "timestamp.extractor": "RecordField",
+            "timestamp.field": "at",
+            "rotate.interval.ms": str(hour),
+            # the last hour's records close on the clock (record time never would)
+            "rotate.schedule.interval.ms": "500",
+        },
+        "daily": {
+            "partitioner.class": "DailyPartitioner",
+            "timezone": "America/New_York",
+            "timestamp.extractor": "RecordField",
+            "timestamp.field": "at",
+        },
+        "hourly": {
+            "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+            "timezone": "UTC",
+            "timestamp.extractor": "RecordField",
+            "timestamp.field": "at",
+        },
     }
     for name, layout in layouts.items():
-        herder.put_connector_config(f"sink-{name}", sink_config(
-            s3_bucket, "orders", **{"flush.size": "6", "topics.dir": name, **layout}),
-            allow_replace=True)
+        herder.put_connector_config(
+            f"sink-{name}",
+            sink_config(s3_bucket, "orders", **{"flush.size": "6", "topics.dir": name, **layout}),
+            allow_replace=True,
+        )
     for name in layouts:
         wait_until(lambda n=name: len(s3_bucket.keys(f"{n}/")) >= 3, 30, f"{name} objects")
-    wait_until(lambda: all(_restored_count(s3_bucket, n) == 30 for n in layouts), 30,
-               "every record in a complete object")
+    wait_until(
+        lambda: all(_restored_count(s3_bucket, n) == 30 for n in layouts),
+        30,
+        "every record in a complete object",
+    )
     assert any("/dt=2023-11-14/h=23/" in k for k in s3_bucket.keys("time/"))
     assert any("/year=2023/month=11/day=14/" in k for k in s3_bucket.keys("daily/"))
     assert any("/year=2023/month=11/day=15/hour=07/" in k for k in s3_bucket.keys("hourly/"))
     for name, layout in layouts.items():
-        herder.put_connector_config(f"restore-{name}", source_config(
-            s3_bucket, **{"topics.dir": name, **layout, **_ROUTER,
-                          "transforms.restore.replacement": f"{name}-$1"}),
-            allow_replace=True)
+        herder.put_connector_config(
+            f"restore-{name}",
+            source_config(
+                s3_bucket,
+                **{
+                    "topics.dir": name,
+                    **layout,
+                    **_ROUTER,
+                    "transforms.restore.replacement": f"{name}-$1",
+                },
+            ),
+            allow_replace=True,
+        )
     for name in layouts:
         log.list_topics()
         restored = wait_until(
             lambda n=name: (v := read_values(log, f"{n}-orders")) and len(v) >= 30 and v,
-            30, f"{name} restored")
+            30,
+            f"{name} restored",
+        )
         back = [orjson.loads(v) for v in restored]
         assert sorted(back, key=lambda r: r["id"]) == values
         # Within each directory, the order of the original partition is kept.
@@ -204,9 +281,11 @@ def _restored_count(bucket: Bucket, prefix: str) -> int:
 def test_json_schema_values_keep_logical_types(start_herder, s3_bucket: Bucket) -> None:
     herder = start_herder()
     produce(herder.log, "orders", _rich_records(3))
-    herder.put_connector_config("sink", sink_config(
-        s3_bucket, "orders", **{"value.converter.schemas.enable": "true"}),
-        allow_replace=True)
+    herder.put_connector_config(
+        "sink",
+        sink_config(s3_bucket, "orders", **{"value.converter.schemas.enable": "true"}),
+        allow_replace=True,
+    )
     key = wait_keys(s3_bucket, 1)[0]
     first = orjson.loads(s3_bucket.get(key).splitlines()[1])
     # Kafka's JsonConverter without schemas: Decimal as base64, Date as days,
@@ -216,7 +295,7 @@ def test_json_schema_values_keep_logical_types(start_herder, s3_bucket: Bucket) 
     assert first["address"] == {"city": "c1", "zip": 1}
 
 
-@pytest.mark.parametrize("keys_format", ["avro", "json"])
+@pytest.mark.parametrize("keys_format", ["avro", "json", "parquet"])
 def test_keys_are_backed_up_beside_the_values_and_restored(
     start_herder, s3_bucket: Bucket, keys_format: str
 ) -> None:
@@ -226,16 +305,78 @@ def test_keys_are_backed_up_beside_the_values_and_restored(
     keys: list[bytes | None] = [b"k%d" % i if i != 3 else None for i in range(6)]
     produce(log, "orders", values, keys=keys)
     log.create_topic("restored-orders", 1)
-    layout = {"store.kafka.keys": "true", "keys.format.class": _FORMATS[keys_format],
-              "key.converter": STRING}
-    herder.put_connector_config("sink", sink_config(s3_bucket, "orders", **layout),
-                                allow_replace=True)
+    layout = {
+        "store.kafka.keys": "true",
+        "keys.format.class": _FORMATS[keys_format],
+        "key.converter": STRING,
+    }
+    herder.put_connector_config(
+        "sink", sink_config(s3_bucket, "orders", **layout), allow_replace=True
+    )
     objects = wait_keys(s3_bucket, 4)
-    ext = ".avro" if keys_format == "avro" else ".json"
-    assert objects[:2] == ["topics/orders/partition=0/orders+0+0000000000.json",
-                           f"topics/orders/partition=0/orders+0+0000000000.keys{ext}"]
+    ext = {"avro": ".avro", "json": ".json", "parquet": ".snappy.parquet"}[keys_format]
+    assert objects[:2] == [
+        "topics/orders/partition=0/orders+0+0000000000.json",
+        f"topics/orders/partition=0/orders+0+0000000000.keys{ext}",
+    ]
     _restore(herder, s3_bucket, "restore", **layout)
     restored = wait_until(
         lambda: (v := read_values(log, "restored-orders", keys=True)) and len(v) >= 6 and v,
-        30, "restored records")
+        30,
+        "restored records",
+    )
     assert restored == list(zip(keys, values, strict=True))
+
+
+def _log_headers(log: Any, topic: str) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    offset = 0
+    while batch := log.read(topic, 0, offset):
+        out.extend(r.headers for r in batch)
+        offset = batch[-1].offset + 1
+    return out
+
+
+@pytest.mark.parametrize("headers_format", ["avro", "json", "parquet"])
+def test_headers_are_backed_up_beside_the_values_and_restored(
+    start_herder, s3_bucket: Bucket, headers_format: str
+) -> None:
+    """Confluent's layout (`.headers.<ext>` beside each object, an array of key/value
+    string structs per record) and a restore that gives the log back the same header
+    bytes: repeated names, a null value, numbers and booleans that the default
+    SimpleHeaderConverter parses on the way out and writes back the same."""
+    herder = start_herder()
+    log = herder.log
+    values = schemaless([{"n": i} for i in range(6)])
+    headers = [
+        [
+            ("trace", b"abc-%d" % i),
+            ("n", b"%d" % (i * 100)),
+            ("trace", b"second"),
+            ("flag", b"true"),
+            ("none", None),
+            ("text", "ünï ".encode() * i),
+        ]
+        if i != 2
+        else []
+        for i in range(6)
+    ]
+    log.create_topic("orders", 1)
+    log.append("orders", 0, values, headers=headers)
+    log.flush()
+    log.create_topic("restored-orders", 1)
+    layout = {"store.kafka.headers": "true", "headers.format.class": _FORMATS[headers_format]}
+    herder.put_connector_config(
+        "sink", sink_config(s3_bucket, "orders", **layout), allow_replace=True
+    )
+    objects = wait_keys(s3_bucket, 4)
+    ext = {"avro": ".avro", "json": ".json", "parquet": ".snappy.parquet"}[headers_format]
+    assert objects == [
+        f"topics/orders/partition=0/orders+0+000000000{n}{suffix}"
+        for n in (0, 3)
+        for suffix in (".headers" + ext, ".json")
+    ]
+    _restore(herder, s3_bucket, "restore", **layout)
+    wait_until(lambda: len(read_values(log, "restored-orders")) >= 6, 30, "restored records")
+    assert read_values(log, "restored-orders") == values
+    assert _log_headers(log, "restored-orders") == [tuple(h) for h in headers]
