@@ -145,6 +145,18 @@ class LogHerder:
         """A running connector asks for its task configs to be generated again."""
         raise NotImplementedError
 
+    def _require_restartable(self, name: str) -> None:
+        """A restart needs the connector, and not STOPPED (Kafka's rule)."""
+        self._require(name)
+        if self.configs.snapshot().targets.get(name) is TargetState.STOPPED:
+            raise BadRequestError(f"Connector {name} is stopped; resume it first")
+
+    def _forget(self, name: str) -> None:
+        """Delete the connector's config, target state, statuses and active topics."""
+        self.configs.remove_connector(name)
+        self.status.remove_connector(name)
+        self.status.reset_topics(name)
+
     def _require(self, name: str) -> dict[str, str]:
         config = self.configs.snapshot().connectors.get(name)
         if config is None:

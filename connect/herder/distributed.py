@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connect.api import NotFoundError
-from connect.herder.api import BadRequestError, ConnectorStateInfo
+from connect.herder.api import ConnectorStateInfo
 from connect.herder.base import LogHerder, with_placeholders
 from connect.herder.member import GroupMember
 from connect.herder.membership import AssignorConfig, TaskId, Work
@@ -359,17 +359,13 @@ class DistributedHerder(LogHerder):
     def delete_connector(self, name: str) -> None:
         with self._lock:
             self._require(name)
-            self.configs.remove_connector(name)
-            self.status.remove_connector(name)
-            self.status.reset_topics(name)
+            self._forget(name)  # its owner stops it when it reads the deletion
 
     def restart_connector(
         self, name: str, *, include_tasks: bool = False, only_failed: bool = False
     ) -> ConnectorStateInfo | None:
         with self._lock:
-            self._require(name)
-            if self.configs.snapshot().targets.get(name) is TargetState.STOPPED:
-                raise BadRequestError(f"Connector {name} is stopped; resume it first")
+            self._require_restartable(name)
             plain = not include_tasks and not only_failed
             planned = None
             if not plain:

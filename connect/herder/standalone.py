@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 
 from connect.api import NotFoundError
-from connect.herder.api import BadRequestError, ConnectorStateInfo, TaskState
+from connect.herder.api import ConnectorStateInfo, TaskState
 from connect.herder.base import LogHerder, with_placeholders
 from connect.storage import State, Status, TargetState
 
@@ -96,16 +96,13 @@ class StandaloneHerder(LogHerder):
             self.configs.remove_connector(name)
             self.worker.stop_tasks(self.worker.connector_tasks(name))
             self.worker.stop_connector(name)
-            self.status.remove_connector(name)
-            self.status.reset_topics(name)
+            self._forget(name)
 
     def restart_connector(
         self, name: str, *, include_tasks: bool = False, only_failed: bool = False
     ) -> ConnectorStateInfo | None:
         with self._lock:
-            self._require(name)
-            if self.configs.snapshot().targets.get(name) is TargetState.STOPPED:
-                raise BadRequestError(f"Connector {name} is stopped; resume it first")
+            self._require_restartable(name)
             plain = not include_tasks and not only_failed
             current = self.connector_status(name)
             restart_connector = not only_failed or current.state == State.FAILED

@@ -66,6 +66,13 @@ class Cluster:
         self.workers[port] = worker
         return worker.wait_ready() if ready else worker
 
+    def start_many(self, count: int) -> list[int]:
+        """Start `count` workers; their ports, to restart them as the same workers."""
+        ports = [free_port() for _ in range(count)]
+        for port in ports:
+            self.start(port)
+        return ports
+
     def live(self) -> list[WorkerProcess]:
         return [w for w in self.workers.values() if w.proc.poll() is None]
 
@@ -296,9 +303,7 @@ def test_rolling_clean_restarts_lose_and_repeat_nothing(
     cluster: Callable[..., Cluster], tmp_path: Path
 ) -> None:
     c = cluster()
-    ports = [free_port() for _ in range(3)]
-    for port in ports:
-        c.start(port)
+    ports = c.start_many(3)
     sent, received = _pipeline(c, tmp_path)
     for _round in range(2):
         for port in ports:
@@ -319,9 +324,7 @@ def test_rolling_clean_restarts_lose_and_repeat_nothing(
 
 def test_rolling_kill_9_loses_nothing(cluster: Callable[..., Cluster], tmp_path: Path) -> None:
     c = cluster()
-    ports = [free_port() for _ in range(3)]
-    for port in ports:
-        c.start(port)
+    ports = c.start_many(3)
     sent, received = _pipeline(c, tmp_path)
     for port in ports:
         before = len(read_lines(received))
@@ -342,9 +345,7 @@ def test_pause_is_cluster_wide_and_survives_a_full_restart(
     cluster: Callable[..., Cluster], tmp_path: Path
 ) -> None:
     c = cluster()
-    ports = [free_port() for _ in range(3)]
-    for port in ports:
-        c.start(port)
+    ports = c.start_many(3)
     c.create("src", source("numbers", tmp_path / "src.jsonl"))
     wait_until(lambda: c.running("src", 3), 30, "src running")
     assert c.workers[ports[1]].request("PUT", "/connectors/src/pause")[0] == 202
