@@ -101,6 +101,7 @@ ROTATE_SCHEDULE_INTERVAL_MS = "rotate.schedule.interval.ms"
 SCHEMA_COMPATIBILITY = "schema.compatibility"
 NULL_VALUES = "behavior.on.null.values"
 MAX_OPEN_FILES = "partitioner.max.open.files"
+CONDITIONAL_WRITES = "s3.conditional.writes"
 STORAGE_CLASS = "storage.class"
 
 # ----------------------------------------------------------------- source keys
@@ -635,6 +636,19 @@ SINK_CONFIG = STORE.merged(LAYOUT).merged(
         "The storage: S3.",
         group=_R,
     )
+    .define(
+        CONDITIONAL_WRITES,
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Complete objects with If-None-Match: * so a completed object is never replaced "
+        "(a zombie task or a run with other settings is refused and fails; a replay's "
+        "identical object is recognised by its ETag). Applies to deterministic layouts "
+        "only: with rotate.schedule.interval.ms or Wallclock time a replay may cut another "
+        "object under the same name, which must replace the first.",
+        group=_S,
+    )
 )
 
 _SRC = "Source"
@@ -854,6 +868,8 @@ class SinkSettings:
     schema_compatibility: str
     ignore_null_values: bool
     max_open_files: int
+    #: `s3.conditional.writes`, where the layout replays byte for byte (see its doc).
+    conditional_writes: bool
 
     @staticmethod
     def parse(props: Mapping[str, Any]) -> SinkSettings:
@@ -874,7 +890,17 @@ class SinkSettings:
             schema_compatibility=c[SCHEMA_COMPATIBILITY].upper(),
             ignore_null_values=c[NULL_VALUES].lower() == "ignore",
             max_open_files=c[MAX_OPEN_FILES],
+            conditional_writes=c[CONDITIONAL_WRITES] and _deterministic(c),
         )
+
+
+def _deterministic(c: Mapping[str, Any]) -> bool:
+    """Whether a replay cuts the same objects: no wall clock decides a boundary."""
+    if c[ROTATE_SCHEDULE_INTERVAL_MS] > 0:
+        return False
+    wallclock = EXTRACTORS[c[TIMESTAMP_EXTRACTOR].strip()] == "wallclock"
+    time_based = PARTITIONERS[c[PARTITIONER_CLASS].strip()] in ("time", "daily", "hourly")
+    return not (wallclock and (time_based or c[ROTATE_INTERVAL_MS] > 0))
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,11 @@
         ├── S3UnavailableError   transient: unreachable, timed out, 5xx, throttled
         │                        (also a RetriableError: retry later)
         ├── S3AccessError        credentials refused or not allowed: fix the config
-        └── S3BucketMissingError the bucket does not exist: fix the config
+        ├── S3BucketMissingError the bucket does not exist: fix the config
+        ├── S3PreconditionFailed a conditional write found an object under its key
+        │                        (the store then compares ETags)
+        └── S3ObjectExistsError  another object holds the key: a conditional write
+                                 refused to replace it
 
 `classify` turns a botocore exception into one of these; the message is built from
 the facts, so a task's status says which endpoint, bucket and key and what S3 said —
@@ -30,6 +34,8 @@ from connect.api import ConnectError, RetriableError
 __all__ = [
     "S3AccessError",
     "S3BucketMissingError",
+    "S3ObjectExistsError",
+    "S3PreconditionFailed",
     "S3StoreError",
     "S3UnavailableError",
     "classify",
@@ -56,6 +62,8 @@ _TRANSIENT_CODES = {
     # An upload the store forgot (e.g. restarted without it): start the object over.
     "NoSuchUpload",
     "ThrottlingException",
+    # Two conditional writes of one key in flight at once: S3 asks to retry.
+    "ConditionalRequestConflict",
     "500",
     "502",
     "503",
@@ -106,6 +114,21 @@ class S3BucketMissingError(S3StoreError):
         return "S3 bucket does not exist (check s3.bucket.name)"
 
 
+class S3PreconditionFailed(S3StoreError):
+    def _summary(self) -> str:
+        return "S3 already holds an object under this key"
+
+
+class S3ObjectExistsError(S3StoreError):
+    def _summary(self) -> str:
+        return (
+            "S3 already holds another object under this key, and a conditional write "
+            "refused to replace it: another writer completed it (a zombie task, or an "
+            "earlier run with other settings); check both, or set s3.conditional.writes="
+            "false to let this writer replace it"
+        )
+
+
 def classify(
     exc: BaseException, operation: str, *, endpoint: str, bucket: str, key: str | None = None
 ) -> S3StoreError:
@@ -113,13 +136,16 @@ def classify(
     facts = {"endpoint": endpoint, "bucket": bucket, "key": key}
     if isinstance(exc, ClientError):
         error = exc.response.get("Error", {})
-        code = str(error.get("Code") or exc.response.get("ResponseMetadata", {}).get(
-            "HTTPStatusCode", ""))
+        code = str(
+            error.get("Code") or exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", "")
+        )
         detail = str(error.get("Message") or "")
         if code in _MISSING_BUCKET_CODES or (code == "404" and operation == "HeadBucket"):
             return S3BucketMissingError(operation, code=code, detail=detail, **facts)
         if code in _ACCESS_CODES:
             return S3AccessError(operation, code=code, detail=detail, **facts)
+        if code in ("PreconditionFailed", "412"):
+            return S3PreconditionFailed(operation, code=code, detail=detail, **facts)
         if code in _TRANSIENT_CODES:
             return S3UnavailableError(operation, code=code, detail=detail, **facts)
         return S3StoreError(operation, code=code, detail=detail, **facts)

@@ -11,8 +11,9 @@ How a record reaches the bucket and its offset the log (numbered as in the code)
    complete object. Records buffered in open objects are never acknowledged.
 4. An S3 failure that outlived the store's retries resets the writer (uploads
    aborted) and rewinds the partition to its safe offset, so the objects are rebuilt
-   from the log — identical, for the deterministic rules. Refused credentials or a
-   missing bucket fail the task instead: retrying cannot fix a config.
+   from the log — identical, for the deterministic rules. Refused credentials, a
+   missing bucket or another writer's object under one of ours (a conditional write
+   refused, store.py) fail the task instead: retrying cannot fix those.
 
 `start` checks the bucket once, so a missing bucket, bad credentials or an
 unreachable endpoint fail the task at once with a message that says which.
@@ -33,7 +34,12 @@ from connect.api import (
     TopicPartition,
 )
 from connectors.s3.config import SINK_CONFIG, SinkSettings, validate_sink
-from connectors.s3.errors import S3AccessError, S3BucketMissingError, S3StoreError
+from connectors.s3.errors import (
+    S3AccessError,
+    S3BucketMissingError,
+    S3ObjectExistsError,
+    S3StoreError,
+)
 from connectors.s3.formats import make_format
 from connectors.s3.partitioners import make_partitioner
 from connectors.s3.sidecars import make_sidecars
@@ -78,7 +84,7 @@ class S3SinkTask(SinkTask):
 
     def start(self, props: Mapping[str, str]) -> None:
         self.settings = SinkSettings.parse(props)
-        self.store = Store(self.settings.store)
+        self.store = Store(self.settings.store, conditional=self.settings.conditional_writes)
         self.store.check_bucket()
         self.format = make_format(self.settings.layout)
         self.sidecars = make_sidecars(self.settings.layout)
@@ -129,7 +135,7 @@ class S3SinkTask(SinkTask):
 
     def _failed(self, writer: TopicPartitionWriter, exc: S3StoreError) -> None:
         # Step 4
-        if isinstance(exc, (S3AccessError, S3BucketMissingError)):
+        if isinstance(exc, (S3AccessError, S3BucketMissingError, S3ObjectExistsError)):
             writer.reset()
             raise exc
         target = writer.reset()

@@ -10,6 +10,14 @@ retries are off so that these keys alone decide.
 bucket, refused credentials or an unreachable endpoint into an error whose message
 says which — the task fails with it and the REST status shows it.
 
+Conditional writes (`conditional=True`, the sink's `s3.conditional.writes`): an object
+is completed — PutObject or CompleteMultipartUpload — with `If-None-Match: *`, so S3
+never replaces a completed object. When S3 answers PreconditionFailed (an object is
+there), one HeadObject compares its ETag with the one our bytes give (etags.py): equal
+means it is our own object from before a crash, and the write counts as done; else
+S3ObjectExistsError, which fails the task. A store that answers NotImplemented to the
+header is written to without it from then on (one warning).
+
 Parts go up in the background (`submit`): two threads send them while the task
 thread encodes the next records — the network wait and the request signing (hashlib,
 sockets: both release the GIL) overlap the Python work. At most `IN_FLIGHT` parts are
@@ -34,7 +42,14 @@ import boto3
 from botocore.config import Config
 
 from connectors.s3.config import StoreSettings
-from connectors.s3.errors import S3StoreError, S3UnavailableError, classify
+from connectors.s3.errors import (
+    S3ObjectExistsError,
+    S3PreconditionFailed,
+    S3StoreError,
+    S3UnavailableError,
+    classify,
+)
+from connectors.s3.etags import multipart_etag, normal, put_etag
 
 __all__ = ["ObjectInfo", "Store"]
 
@@ -62,8 +77,15 @@ class ObjectInfo:
 class Store:
     """The bucket of a connector's config (see the module docstring)."""
 
-    def __init__(self, settings: StoreSettings, *, sleep: Callable[[float], Any] = time.sleep):
+    def __init__(
+        self,
+        settings: StoreSettings,
+        *,
+        sleep: Callable[[float], Any] = time.sleep,
+        conditional: bool = False,
+    ) -> None:
         self.settings = settings
+        self.conditional = conditional
         self.bucket = settings.bucket
         self._pool: ThreadPoolExecutor | None = None
         self._committer: ThreadPoolExecutor | None = None
@@ -149,10 +171,11 @@ class Store:
 
     def put(self, key: str, body: bytes | bytearray | memoryview) -> None:
         data = bytes(body) if isinstance(body, memoryview) else body  # boto3 refuses views
-        self.call(
+        self._complete(
             "PutObject",
-            lambda: self.client.put_object(Bucket=self.bucket, Key=key, Body=data),
-            key=key,
+            key,
+            lambda extra: self.client.put_object(Bucket=self.bucket, Key=key, Body=data, **extra),
+            lambda: put_etag(data),
         )
 
     def create_multipart(self, key: str) -> str:
@@ -175,13 +198,69 @@ class Store:
 
     def complete_multipart(self, key: str, upload_id: str, etags: list[str]) -> None:
         parts = [{"ETag": etag, "PartNumber": i + 1} for i, etag in enumerate(etags)]
-        self.call(
-            "CompleteMultipartUpload",
-            lambda: self.client.complete_multipart_upload(
-                Bucket=self.bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts}
-            ),
-            key=key,
+        try:
+            written = self._complete(
+                "CompleteMultipartUpload",
+                key,
+                lambda extra: self.client.complete_multipart_upload(
+                    Bucket=self.bucket,
+                    Key=key,
+                    UploadId=upload_id,
+                    MultipartUpload={"Parts": parts},
+                    **extra,
+                ),
+                lambda: multipart_etag(etags),
+            )
+        except S3ObjectExistsError:
+            self.abort_multipart(key, upload_id)
+            raise
+        if not written:
+            self.abort_multipart(key, upload_id)  # ours is there already: drop the parts
+
+    def _complete(
+        self,
+        operation: str,
+        key: str,
+        send: Callable[[dict[str, str]], Any],
+        our_etag: Callable[[], str],
+    ) -> bool:
+        """The call that makes an object visible, conditional when the store is (see
+        the module docstring); False when our own object was there already."""
+        if not self.conditional:
+            self.call(operation, lambda: send({}), key=key)
+            return True
+        try:
+            self.call(operation, lambda: send({"IfNoneMatch": "*"}), key=key)
+            return True
+        except S3PreconditionFailed:
+            pass
+        except S3StoreError as exc:
+            if exc.code not in ("NotImplemented", "501"):
+                raise
+            _log.warning(
+                "%s does not support conditional writes (%s): objects are written without "
+                "If-None-Match from now on",
+                self.endpoint,
+                exc.code,
+            )
+            self.conditional = False
+            self.call(operation, lambda: send({}), key=key)
+            return True
+        head = self.call(
+            "HeadObject", lambda: self.client.head_object(Bucket=self.bucket, Key=key), key=key
         )
+        theirs, ours = normal(str(head.get("ETag", ""))), our_etag()
+        if theirs != ours:
+            raise S3ObjectExistsError(
+                operation,
+                endpoint=self.endpoint,
+                bucket=self.bucket,
+                key=key,
+                code="PreconditionFailed",
+                detail=f"its ETag is {theirs}, this writer's object's would be {ours}",
+            )
+        _log.info("s3://%s/%s is already there, identical: a replay", self.bucket, key)
+        return False
 
     def abort_multipart(self, key: str, upload_id: str) -> None:
         """Best effort: an upload left behind is invisible and costs only storage."""

@@ -81,6 +81,34 @@ def test_an_unknown_locale_is_refused_naming_the_key() -> None:
     assert _layout(locale="de-AT").locale == "de-AT"
 
 
+@pytest.mark.parametrize(
+    ("props", "conditional"),
+    [
+        ({}, True),
+        ({"s3.conditional.writes": "false"}, False),
+        ({"rotate.schedule.interval.ms": "60000", "timezone": "UTC"}, False),
+        ({"partitioner.class": "DailyPartitioner", "timezone": "UTC"}, False),  # Wallclock
+        (
+            {
+                "partitioner.class": "DailyPartitioner",
+                "timezone": "UTC",
+                "timestamp.extractor": "Record",
+            },
+            True,
+        ),
+        ({"rotate.interval.ms": "1000"}, False),  # Wallclock time decides the cut
+        ({"rotate.interval.ms": "1000", "timestamp.extractor": "Record"}, True),
+    ],
+)
+def test_conditional_writes_only_where_a_replay_cuts_the_same_objects(
+    props: dict[str, str], conditional: bool
+) -> None:
+    settings = SinkSettings.parse(
+        {"s3.bucket.name": "b-1", "flush.size": "1", "format.class": "json", **props}
+    )
+    assert settings.conditional_writes is conditional
+
+
 def test_time_directories_follow_the_zone_across_dst() -> None:
     hourly = TimeBasedPartitioner("'d'=YYYYMMdd/'h'=HH", 3_600_000, "Europe/Paris", "/")
     before = int(dt.datetime(2024, 3, 31, 0, 30, tzinfo=dt.UTC).timestamp() * 1000)
