@@ -43,6 +43,11 @@ def test_file_pipeline_through_kafka_is_byte_for_byte(
         "bootstrap.servers": kafka_cluster.bootstrap,
         "offset.storage.partitions": "1",
         "status.storage.partitions": "1",
+        # The mock coordinator rebalances a group only once a departed member's session
+        # timed out (a real one acts on the LeaveGroup at once): the restarted sink's
+        # consumer would wait out Kafka's 45 s default.
+        "consumer.session.timeout.ms": "3000",
+        "consumer.heartbeat.interval.ms": "300",
     }
     first = _lines(20_000)
     src.write_bytes(first)
@@ -63,3 +68,14 @@ def test_file_pipeline_through_kafka_is_byte_for_byte(
         committed = log.committed_offsets("connect-file-sink")[TopicPartition("lines", 0)]
         assert committed.offset == end
         assert {"connect-configs", "connect-offsets", "connect-status"} <= set(log.list_topics())
+    # A restart resumes where the worker stopped: the source from its offset in Kafka's
+    # offsets topic, the sink from the group's committed offset.
+    second = _lines(5_000, start=20_000)
+    with src.open("ab") as f:
+        f.write(second)
+    worker = start_worker(files, config)
+    wait_until(
+        lambda: out.stat().st_size >= len(first) + len(second), what="output after the restart"
+    )
+    assert worker.stop() == 0
+    assert out.read_bytes() == first + second
