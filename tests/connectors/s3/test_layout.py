@@ -196,3 +196,19 @@ def test_avro_objects_are_identical_for_identical_records() -> None:
     assert _encode(avro, values, schema) == _encode(avro, values, schema)
     back_schema, back = make_format(avro).read(_encode(avro, values, schema))
     assert back_schema == schema and back == values
+
+
+def test_a_batch_splits_into_runs_of_one_topic_partition() -> None:
+    from connectors.s3.sink import _runs
+
+    def rec(topic: str, partition: int, offset: int) -> SinkRecord:
+        return SinkRecord(topic=topic, kafka_partition=partition, kafka_offset=offset, value=1)
+
+    mixed = [rec("a", 0, 0), rec("a", 0, 1), rec("a", 1, 0), rec("b", 1, 0), rec("a", 0, 2)]
+    assert [
+        (tp.topic, tp.partition, [r.kafka_offset for r in run]) for tp, run in _runs(mixed)
+    ] == [("a", 0, [0, 1]), ("a", 1, [0]), ("b", 1, [0]), ("a", 0, [2])]
+    one = mixed[:2]
+    assert [(tp.topic, run) for tp, run in _runs(one)] == [("a", one)]
+    assert _runs([]) == []
+    assert len(_runs([rec("a", 0, 0), rec("b", 0, 0)])) == 2  # same partition, two topics
