@@ -52,6 +52,15 @@ POLL_S = 0.05
 #: stalled worker stops writing a little before the others may evict it.
 LEASE_SHARE = 0.8
 
+#: The group topic: compacted, and in small segments that close often, so that the
+#: heartbeats of a long-lived cluster are compacted away (only closed segments are) and
+#: a starting worker replays little more than the current state.
+GROUP_TOPIC_CONFIG = {
+    "cleanup.policy": "compact",
+    "segment.bytes": 1 << 20,
+    "segment.ms": 10 * 60 * 1000,
+}
+
 #: What the leader reads from the config topic: connector → task count, config offset.
 Configured = Callable[[], tuple[Mapping[str, int], int]]
 
@@ -104,7 +113,7 @@ class GroupMember:
 
     def start(self) -> None:
         with contextlib.suppress(TopicExistsError):
-            self.log.create_topic(self.topic, 1, config={"cleanup.policy": "compact"})
+            self.log.create_topic(self.topic, 1, config=GROUP_TOPIC_CONFIG)
         with self.lock:
             self.state.position = self.log.earliest_offset(self.topic, 0)
             self._read()
