@@ -241,6 +241,22 @@ class ConsolePage:
         what = f"{css!r}" + (f" with {text!r}" if text else "")
         return wait_until(found, timeout_s, what)
 
+    def read(self, css: str, *, text: str | None = None, timeout_s: float = 20) -> str:
+        """The text of the first element matching `css` (and holding `text`), read in
+        one go: the views re-render every two seconds, so an element found a moment
+        ago may be gone by the time its text is asked for."""
+
+        def found() -> str | None:
+            for element in self.find(css):
+                with contextlib.suppress(StaleElementReferenceException):
+                    content = element.text
+                    if text is None or text in content:
+                        return content
+            return None
+
+        what = f"the text of {css!r}" + (f" with {text!r}" if text else "")
+        return wait_until(found, timeout_s, what)
+
     def wait_visible(self, css: str, timeout_s: float = 20) -> WebElement:
         def shown() -> WebElement | None:
             for element in self.find(css):
