@@ -123,6 +123,7 @@ def connectors_view(herder: Any) -> list[ConnectorView]:
     snapshot = configs.snapshot()
     status.refresh()
     running = dict(worker.tasks) if worker is not None else {}
+    task_statuses = status.tasks_by_connector()
     types: dict[str, tuple[str, str]] = {}
     out = []
     for name in sorted(snapshot.connectors):
@@ -144,7 +145,7 @@ def connectors_view(herder: Any) -> list[ConnectorView]:
             config=config,
         )
         task_count = len(snapshot.tasks.get(name, []))
-        for s in status.tasks(name):
+        for s in task_statuses.get(name, ()):
             index = s.task or 0
             if index >= task_count:
                 continue  # a leftover of a larger task set

@@ -117,6 +117,17 @@ class StatusStore:
                 (s for (c, _), s in self._tasks.items() if c == name), key=lambda s: s.task or 0
             )
 
+    def tasks_by_connector(self) -> dict[str, list[Status]]:
+        """Every task status, grouped by connector and sorted by task: one pass, where
+        `tasks(name)` for each of N connectors would walk all tasks N times (a
+        /metrics scrape of 200 connectors × 3 tasks)."""
+        with self._lock:
+            items = list(self._tasks.items())
+        out: dict[str, list[Status]] = {}
+        for (connector, _), status in sorted(items, key=lambda kv: kv[0]):
+            out.setdefault(connector, []).append(status)
+        return out
+
     def remove_connector(self, name: str, task_count: int | None = None) -> None:
         with self._lock:
             tasks = [i for (c, i) in self._tasks if c == name]

@@ -89,6 +89,24 @@ def test_status_contract(table_factory) -> None:
     assert store.connector("c") is None and store.tasks("c") == []
 
 
+def test_status_of_an_older_generation_is_ignored_and_tasks_group_by_connector(
+    table_factory,
+) -> None:
+    store = StatusStore(table_factory("connect-status"))
+    store.start()
+    store.put(Status("b", 1, State.RUNNING, "w2", generation=5))
+    store.put(Status("b", 1, State.UNASSIGNED, "w1", generation=4))  # a zombie's word
+    store.put(Status("b", 0, State.RUNNING, "w2", generation=5))
+    store.put(Status("a", 10, State.FAILED, "w1", trace="x", generation=5))
+    store.put(Status("a", 2, State.RUNNING, "w1", generation=5))
+    assert store.tasks("b")[1].state is State.RUNNING
+    store.put(Status("b", 1, State.PAUSED, "w2", generation=6))
+    assert store.tasks("b")[1].state is State.PAUSED
+    grouped = store.tasks_by_connector()
+    assert grouped == {"a": store.tasks("a"), "b": store.tasks("b")}
+    assert [s.task for s in grouped["a"]] == [2, 10]
+
+
 def test_log_backed_stores_survive_restart_in_kafka_formats(make_log) -> None:
     log = make_log()
     configs = ConfigStore(LogTable(log, "connect-configs"))
