@@ -187,6 +187,7 @@ class DistributedHerder(LogHerder):
             self._target = target
             self._generation = a.generation
             self.member.running_generation = a.generation
+            self.member.lease.set_generation(a.generation)
             if mine and a.revoked.get(self._worker_id):
                 self.member.acknowledge(a.generation)
             took = time.perf_counter() - started

@@ -3,18 +3,27 @@
 Record format, as Kafka Connect writes it: key JSON `["<connector>", {partition}]`,
 value JSON `{offset}`, null = the partition's offset was removed. Keys are written
 canonically (sorted, compact) so compaction and lookups agree on equal partitions.
+
+Fencing (distributed mode): a commit carries the writer's epoch — the generation its
+worker runs — in the record header `tributary.epoch` (a header, so the key and value
+stay Kafka's). A reader ignores a commit whose epoch is below the highest it has seen
+for that source partition, so once a task's new owner has committed, a zombie's late
+commit cannot move the offset back. Records without the header (Kafka Connect's, a
+standalone worker's) count as epoch 0.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from connect.storage.table import Table
 
-__all__ = ["OffsetStore", "partition_key"]
+__all__ = ["EPOCH_HEADER", "OffsetStore", "partition_key"]
+
+EPOCH_HEADER = "tributary.epoch"
 
 
 def partition_key(connector: str, partition: Mapping[str, Any]) -> bytes:
@@ -26,17 +35,22 @@ class OffsetStore:
         self._table = table
         self._lock = threading.Lock()
         self._offsets: dict[bytes, tuple[str, dict[str, Any], dict[str, Any]]] = {}
+        self._epochs: dict[bytes, int] = {}
 
     def start(self) -> None:
-        self._table.start(self._apply)
+        self._table.start(self._apply, headers=True)
 
-    def _apply(self, key: bytes, value: bytes | None) -> None:
+    def _apply(self, key: bytes, value: bytes | None, headers: tuple = ()) -> None:
         try:
             connector, partition = json.loads(key)
         except (ValueError, TypeError):
             return  # not ours: ignore, as Kafka does for malformed keys
         canonical = partition_key(connector, partition)
+        epoch = _epoch(headers)
         with self._lock:
+            if epoch < self._epochs.get(canonical, 0):
+                return  # Why: a worker that lost this task wrote it (see the docstring)
+            self._epochs[canonical] = epoch
             if value is None:
                 self._offsets.pop(canonical, None)
             else:
@@ -60,8 +74,11 @@ class OffsetStore:
         self,
         connector: str,
         offsets: Mapping[bytes, tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+        *,
+        epoch: int | None = None,
     ) -> None:
-        """Write offsets given as {partition_key: (partition, offset or None)}."""
+        """Write offsets given as {partition_key: (partition, offset or None)}, with the
+        writer's `epoch` when it runs in a distributed cluster."""
         items = [
             (
                 key,
@@ -71,11 +88,32 @@ class OffsetStore:
             )
             for key, (_partition, offset) in offsets.items()
         ]
-        self._table.write(items)
+        if epoch is None:
+            self._table.refresh()  # the latest epochs, whoever wrote them
+            epoch = self._edit_epoch(offsets)
+        headers = () if not epoch else ((EPOCH_HEADER, str(epoch).encode()),)
+        self._table.write(items, headers)
+
+    def _edit_epoch(self, keys: Iterable[bytes]) -> int:
+        """The epoch of a write that is no task's (an operator's edit, a deletion): the
+        highest seen for those partitions, so that it applies."""
+        with self._lock:
+            return max((self._epochs.get(k, 0) for k in keys), default=0)
 
     def delete_connector(self, connector: str) -> None:
         doomed = [(key, None) for key, (c, _p, _o) in list(self._offsets.items()) if c == connector]
-        self._table.write(doomed)
+        epoch = self._edit_epoch(k for k, _ in doomed)
+        self._table.write(doomed, ((EPOCH_HEADER, str(epoch).encode()),) if epoch else ())
 
     def stop(self) -> None:
         self._table.stop()
+
+
+def _epoch(headers: tuple) -> int:
+    for name, value in headers:
+        if name == EPOCH_HEADER and value:
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0

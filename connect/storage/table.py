@@ -15,19 +15,23 @@ from collections.abc import Callable
 from typing import Protocol
 
 from log import Log, TopicExistsError, partition_for_key
+from log.records import Header
 
-__all__ = ["Apply", "LogTable", "MemoryTable", "Table"]
+__all__ = ["Apply", "Headers", "LogTable", "MemoryTable", "Table"]
 
-#: Called for every record in order: (key, value or None for a tombstone).
-Apply = Callable[[bytes, bytes | None], None]
+#: Called for every record in order: (key, value or None for a tombstone), and with
+#: `start(apply, headers=True)` the record's headers as a third argument.
+Apply = Callable[..., None]
+Headers = tuple[Header, ...]
 
 
 class Table(Protocol):
-    def start(self, apply: Apply) -> None:
+    def start(self, apply: Apply, *, headers: bool = False) -> None:
         """Replay everything there is into `apply` before returning."""
 
-    def write(self, items: list[tuple[bytes, bytes | None]]) -> None:
-        """Durably write records; when this returns, `apply` has seen them."""
+    def write(self, items: list[tuple[bytes, bytes | None]], headers: Headers = ()) -> None:
+        """Durably write records (each with `headers`); when this returns, `apply` has
+        seen them."""
 
     def refresh(self) -> None:
         """Apply what other processes wrote since the last look."""
@@ -40,16 +44,21 @@ class MemoryTable:
 
     def __init__(self) -> None:
         self._apply: Apply | None = None
+        self._headers = False
         self._lock = threading.Lock()
 
-    def start(self, apply: Apply) -> None:
+    def start(self, apply: Apply, *, headers: bool = False) -> None:
         self._apply = apply
+        self._headers = headers
 
-    def write(self, items: list[tuple[bytes, bytes | None]]) -> None:
+    def write(self, items: list[tuple[bytes, bytes | None]], headers: Headers = ()) -> None:
         assert self._apply is not None, "start() first"
         with self._lock:
             for key, value in items:
-                self._apply(key, value)
+                if self._headers:
+                    self._apply(key, value, tuple(headers))
+                else:
+                    self._apply(key, value)
 
     def refresh(self) -> None:
         return None
@@ -67,12 +76,14 @@ class LogTable:
         self._partitions = partitions
         self._positions: list[int] = []
         self._apply: Apply | None = None
+        self._headers = False
         self._lock = threading.RLock()  # applying records (short)
         # Why a second lock: a write waits for its fsync; readers refreshing meanwhile
         # (REST status reads while tasks report states) must not queue behind it.
         self._write_lock = threading.Lock()
 
-    def start(self, apply: Apply) -> None:
+    def start(self, apply: Apply, *, headers: bool = False) -> None:
+        self._headers = headers
         with contextlib.suppress(TopicExistsError):
             self._log.create_topic(
                 self.topic, self._partitions, config={"cleanup.policy": "compact"}
@@ -94,12 +105,16 @@ class LogTable:
                     if not records:
                         break
                     for rec in records:
-                        if rec.key is not None:
+                        if rec.key is None:
+                            continue
+                        if self._headers:
+                            self._apply(rec.key, rec.value, rec.headers)
+                        else:
                             self._apply(rec.key, rec.value)
                     position = records[-1].offset + 1
                 self._positions[p] = position
 
-    def write(self, items: list[tuple[bytes, bytes | None]]) -> None:
+    def write(self, items: list[tuple[bytes, bytes | None]], headers: Headers = ()) -> None:
         if not items:
             return
         by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
@@ -108,7 +123,13 @@ class LogTable:
             by_partition.setdefault(partition_for_key(key, count), []).append((key, value))
         with self._write_lock:
             for p, rows in by_partition.items():
-                self._log.append(self.topic, p, [v for _, v in rows], keys=[k for k, _ in rows])
+                self._log.append(
+                    self.topic,
+                    p,
+                    [v for _, v in rows],
+                    keys=[k for k, _ in rows],
+                    headers=[headers] * len(rows) if headers else None,
+                )
                 self._log.flush(self.topic, p)
         self.refresh()  # applies this write and everything before it, in log order
 

@@ -25,8 +25,11 @@ __all__ = ["Lease"]
 class Lease:
     """A monotonic deadline, extended by the herder each time a heartbeat is read back."""
 
-    def __init__(self, deadline: float = -math.inf) -> None:
+    def __init__(self, deadline: float = -math.inf, generation: int | None = None) -> None:
         self._deadline = deadline
+        #: The generation the worker runs: the epoch its tasks' offset commits carry
+        #: (connect.storage.offsets), so readers refuse an older worker's late commit.
+        self.generation = generation
         self._listeners: list[Callable[[float], None]] = []
         self._lock = threading.Lock()
 
@@ -60,8 +63,16 @@ class Lease:
         for listener in listeners:
             listener(deadline)
 
+    def set_generation(self, generation: int) -> None:
+        with self._lock:
+            self.generation = generation
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(self._deadline)
+
     def add_listener(self, listener: Callable[[float], None]) -> None:
-        """Called with the new deadline on each change (to tell task processes)."""
+        """Called with the deadline on each change of it or of the generation (to tell
+        task processes)."""
         with self._lock:
             self._listeners.append(listener)
 

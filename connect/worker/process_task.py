@@ -175,9 +175,10 @@ class ProcessTask:
         self._paused = False
         self._send("resume")
 
-    def extend_lease(self, deadline: float) -> None:
-        """Tell the child its writes are allowed until `deadline` (monotonic seconds)."""
-        self._send("lease", deadline)
+    def extend_lease(self, deadline: float, generation: int | None = None) -> None:
+        """Tell the child its writes are allowed until `deadline` (monotonic seconds),
+        with offsets committed in `generation`."""
+        self._send("lease", deadline, generation)
 
     def stop(self) -> None:
         self._stop_requested = True
@@ -257,7 +258,7 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
     if spec.get("lease") is not None:
         from connect.worker.lease import Lease
 
-        worker.lease = Lease(spec["lease"])
+        worker.lease = Lease(spec["lease"], spec.get("generation"))
     worker.start_task(
         name, index, spec["connector_props"], spec["task_props"], paused=spec["paused"]
     )
@@ -311,6 +312,7 @@ def _serve(
         elif message[0] == "resume":
             task.resume()
         elif message[0] == "lease" and lease is not None:
+            lease.generation = message[2]
             lease.set(message[1])
         elif message[0] == "stop":
             return

@@ -429,7 +429,8 @@ class WorkerSourceTask(WorkerTask):
                 self.metrics.fsync(time.perf_counter() - started)
                 self._written.clear()
             pending, self._pending = self._pending, {}
-            self._offsets.put(self.connector, pending)
+            epoch = self.lease.generation if self.lease is not None else None
+            self._offsets.put(self.connector, pending, epoch=epoch)
             ok = True
         finally:
             self.metrics.commit(time.perf_counter() - started, ok=ok)

@@ -107,8 +107,9 @@ class Worker:
     def _lease_extended(self, deadline: float) -> None:
         with self._lock:
             tasks = [t for t in self.tasks.values() if isinstance(t, ProcessTask)]
+        generation = self.lease.generation if self.lease is not None else None
         for task in tasks:
-            task.extend_lease(deadline)
+            task.extend_lease(deadline, generation)
 
     # ------------------------------------------------------------- connectors
 
@@ -267,6 +268,7 @@ class Worker:
             },
             "log_level": logging.getLogger().getEffectiveLevel(),
             "lease": None if self.lease is None else self.lease.deadline,
+            "generation": None if self.lease is None else self.lease.generation,
         }
         return ProcessTask(spec, on_status=self.on_status, on_topic=on_topic)
 

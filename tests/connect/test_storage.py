@@ -107,6 +107,39 @@ def test_status_of_an_older_generation_is_ignored_and_tasks_group_by_connector(
     assert [s.task for s in grouped["a"]] == [2, 10]
 
 
+def test_a_late_offset_commit_of_an_older_epoch_is_refused_by_every_reader(
+    table_factory, make_log
+) -> None:
+    log = make_log()
+    store = OffsetStore(LogTable(log, "connect-offsets"))
+    store.start()
+    p0, p1 = {"id": 0}, {"id": 1}
+    k0, k1 = partition_key("src", p0), partition_key("src", p1)
+    store.put("src", {k0: (p0, {"seqno": 100})}, epoch=7)  # the task's new owner
+    store.put("src", {k0: (p0, {"seqno": 40}), k1: (p1, {"seqno": 5})}, epoch=6)  # a zombie
+    assert store.get("src", p0) == {"seqno": 100}
+    assert store.get("src", p1) == {"seqno": 5}  # no newer owner wrote p1: it counts
+    replayed = OffsetStore(LogTable(log, "connect-offsets"))
+    replayed.start()
+    assert replayed.get("src", p0) == {"seqno": 100}
+    # The header keeps the key and value Kafka's; an operator's edit (no epoch given)
+    # and a deletion apply over any epoch.
+    record = log.read("connect-offsets", 0, 0)[0]
+    assert json.loads(record.key) == ["src", p0] and json.loads(record.value) == {"seqno": 100}
+    assert dict(record.headers) == {"tributary.epoch": b"7"}
+    replayed.put("src", {k0: (p0, {"seqno": 0})})
+    store.refresh()
+    assert store.get("src", p0) == {"seqno": 0}
+    store.delete_connector("src")
+    replayed.refresh()
+    assert replayed.get_all("src") == []
+    memory = OffsetStore(table_factory("other-offsets"))
+    memory.start()
+    memory.put("src", {k0: (p0, {"seqno": 3})}, epoch=2)
+    memory.put("src", {k0: (p0, {"seqno": 1})}, epoch=1)
+    assert memory.get("src", p0) == {"seqno": 3}
+
+
 def test_log_backed_stores_survive_restart_in_kafka_formats(make_log) -> None:
     log = make_log()
     configs = ConfigStore(LogTable(log, "connect-configs"))
