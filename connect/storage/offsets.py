@@ -77,8 +77,8 @@ class OffsetStore:
         *,
         epoch: int | None = None,
     ) -> None:
-        """Write offsets given as {partition_key: (partition, offset or None)}, with the
-        writer's `epoch` when it runs in a distributed cluster."""
+        """Write offsets given as {partition_key: (partition, offset or None)}: a task's
+        commit with its worker's `epoch` (0 standalone), an operator's edit with None."""
         items = [
             (
                 key,

@@ -429,7 +429,9 @@ class WorkerSourceTask(WorkerTask):
                 self.metrics.fsync(time.perf_counter() - started)
                 self._written.clear()
             pending, self._pending = self._pending, {}
-            epoch = self.lease.generation if self.lease is not None else None
+            # A task's own commit: its worker's generation (0 standalone), never None,
+            # which would make it an operator's edit (connect.storage.offsets).
+            epoch = (self.lease.generation if self.lease is not None else None) or 0
             self._offsets.put(self.connector, pending, epoch=epoch)
             ok = True
         finally:
