@@ -14,8 +14,10 @@ Conditional writes (`conditional=True`, the sink's `s3.conditional.writes`): an 
 is completed — PutObject or CompleteMultipartUpload — with `If-None-Match: *`, so S3
 never replaces a completed object. When S3 answers PreconditionFailed (an object is
 there), one HeadObject compares its ETag with the one our bytes give (etags.py): equal
-means it is our own object from before a crash, and the write counts as done; else
-S3ObjectExistsError, which fails the task. A store that answers NotImplemented to the
+means it is our own object from before a crash, and the write counts as done; an
+empty object is a torn PutObject (SeaweedFS shows one when a writer dies between the
+request's headers and its body) and is replaced; else S3ObjectExistsError, which
+fails the task. A store that answers NotImplemented to the
 header is written to without it from then on (one warning).
 
 Parts go up in the background (`submit`): two threads send them while the task
@@ -250,6 +252,17 @@ class Store:
             "HeadObject", lambda: self.client.head_object(Bucket=self.bucket, Key=key), key=key
         )
         theirs, ours = normal(str(head.get("ETag", ""))), our_etag()
+        if theirs != ours and int(head.get("ContentLength", -1)) == 0:
+            # A torn PutObject: SeaweedFS shows an empty object when the writer died
+            # after the request's headers, before its body. Ours are never empty (a
+            # set holds a record), so no writer completed it: replace it.
+            _log.warning(
+                "s3://%s/%s is an empty object left by a writer that died mid-upload: replacing it",
+                self.bucket,
+                key,
+            )
+            self.call(operation, lambda: send({}), key=key)
+            return True
         if theirs != ours:
             raise S3ObjectExistsError(
                 operation,

@@ -111,6 +111,22 @@ def test_a_writer_with_other_settings_cannot_replace_a_completed_object(
     assert s3_bucket.get(key) == b'{"i":0}\n{"i":1}\n{"i":2}\n'  # the first one stays
 
 
+def test_an_empty_object_left_by_a_torn_upload_is_replaced(
+    herder: StandaloneHerder, s3_bucket: Bucket
+) -> None:
+    """SeaweedFS shows an empty object when a writer dies after a PutObject's headers,
+    before its body (a SIGKILL at that moment; test_s3_exactly_once met it): no writer
+    completed it, so the replay replaces it instead of failing as if a zombie had."""
+    key = "topics/orders/partition=0/orders+0+0000000000.json"
+    s3_bucket.put(key, b"")
+    produce(herder.log, "orders", schemaless([{"i": i} for i in range(3)]))
+    herder.put_connector_config("s3", sink_config(s3_bucket, "orders"), allow_replace=True)
+    wait_until(lambda: s3_bucket.get(key) != b"", 30, "the empty object replaced")
+    assert s3_bucket.get(key) == b'{"i":0}\n{"i":1}\n{"i":2}\n'
+    wait_until(lambda: committed(herder.log, "s3", "orders") == 3, 30, "offset 3 committed")
+    assert task_state(herder, "s3")[0] == "RUNNING"
+
+
 @pytest.mark.parametrize(
     "props",
     [
