@@ -22,8 +22,10 @@ from tests.connectors.s3.conftest import (
     BYTES,
     committed,
     produce,
+    read_values,
     schemaless,
     sink_config,
+    source_config,
     task_state,
     wait_keys,
 )
@@ -125,6 +127,39 @@ def test_an_empty_object_left_by_a_torn_upload_is_replaced(
     assert s3_bucket.get(key) == b'{"i":0}\n{"i":1}\n{"i":2}\n'
     wait_until(lambda: committed(herder.log, "s3", "orders") == 3, 30, "offset 3 committed")
     assert task_state(herder, "s3")[0] == "RUNNING"
+
+
+def test_a_restore_waits_for_the_torn_object_to_be_replaced(
+    herder: StandaloneHerder, s3_bucket: Bucket
+) -> None:
+    """A restore listing the bucket while the empty object is there does not take it
+    for the (empty) first object of the partition: the records come back once each."""
+    key = "topics/orders/partition=0/orders+0+0000000000.json"
+    s3_bucket.put(key, b"")
+    log = herder.log
+    log.create_topic("orders", 1)
+    log.create_topic("restored-orders", 1)
+    herder.put_connector_config(
+        "restore",
+        source_config(
+            s3_bucket,
+            **{
+                "transforms": "r",
+                "transforms.r.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                "transforms.r.regex": "(.*)",
+                "transforms.r.replacement": "restored-$1",
+            },
+        ),
+        allow_replace=True,
+    )
+    wait_until(lambda: task_state(herder, "restore")[0] == "RUNNING", 30, "restore RUNNING")
+    listed = time.monotonic()
+    wait_until(lambda: time.monotonic() > listed + 1.0, 5, "a few listings (every 0.2 s)")
+    values = schemaless([{"i": i} for i in range(6)])
+    produce(log, "orders", values)
+    herder.put_connector_config("s3", sink_config(s3_bucket, "orders"), allow_replace=True)
+    wait_until(lambda: len(read_values(log, "restored-orders")) >= 6, 30, "restored records")
+    assert read_values(log, "restored-orders") == values
 
 
 @pytest.mark.parametrize(
