@@ -16,7 +16,7 @@ from typing import Any
 
 from connect.api import ConfigError
 from connect.herder.distributed import DistributedHerder
-from connect.standalone import StandaloneWorker, open_log
+from connect.standalone import StandaloneWorker
 
 __all__ = ["DistributedWorker", "advertised_url"]
 
@@ -44,26 +44,16 @@ class DistributedWorker(StandaloneWorker):
         # Why: a sink task's consumer on a dead worker holds its partitions in Kafka's
         # group until the consumer's own session times out (45 s by default), beyond
         # the cluster's failover budget; by default it times out with the worker.
-        self.config.setdefault("consumer.session.timeout.ms", self.config["session.timeout.ms"])
+        session_ms = int(self.config["session.timeout.ms"])
+        self.config.setdefault("consumer.session.timeout.ms", session_ms)
         self.config.setdefault(
             "consumer.heartbeat.interval.ms",
-            max(
-                1,
-                min(
-                    int(self.config["heartbeat.interval.ms"]),
-                    int(self.config["session.timeout.ms"]) // 3,
-                ),
-            ),
+            max(1, min(int(self.config["heartbeat.interval.ms"]), session_ms // 3)),
         )
-        self.log = open_log(self.config)
-        if self.config.get("schema.registry.enable"):
-            from connect.registry.rest.service import RegistryService
+        super().start()  # no connector files: connectors come through the REST API
 
-            self.registry = RegistryService(self.config, self.log)
-            self.registry.start()
-        host, port = self._listener()
+    def _herder(self, host: str, port: int) -> DistributedHerder:
         url = advertised_url(self.config, host, port)
         worker_id = self.config.get("worker.id") or url.split("://", 1)[1]
-        self.herder = DistributedHerder(self.config, log=self.log, worker_id=worker_id, url=url)
-        self.herder.start()
-        self._start_rest(host, port)
+        assert self.log is not None
+        return DistributedHerder(self.config, log=self.log, worker_id=worker_id, url=url)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from connect.api import ConfigError
+from connect.herder.base import LogHerder
 from connect.herder.standalone import StandaloneHerder
 from connect.worker.config import WORKER_CONFIG
 from log import FileLog, Log
@@ -119,7 +120,7 @@ class StandaloneWorker:
         self.config = dict(worker_config)
         self.connector_configs = list(connector_configs)
         self.log: Log | None = None
-        self.herder: StandaloneHerder | None = None
+        self.herder: LogHerder | None = None
         self.rest: Any = None
         self.registry: Any = None
 
@@ -132,15 +133,19 @@ class StandaloneWorker:
             self.registry = RegistryService(self.config, self.log)
             self.registry.start()
         host, port = self._listener()
-        worker_id = self.config.get("worker.id") or f"{host}:{port}"
         # Step 3
-        self.herder = StandaloneHerder(self.config, log=self.log, worker_id=worker_id)
+        self.herder = self._herder(host, port)
         self.herder.start()
         # Step 4
         for name, config in self.connector_configs:
             self.herder.put_connector_config(name, config, allow_replace=True)
         # Step 5
         self._start_rest(host, port)
+
+    def _herder(self, host: str, port: int) -> LogHerder:
+        """The herder this process runs (a distributed worker runs another)."""
+        worker_id = self.config.get("worker.id") or f"{host}:{port}"
+        return StandaloneHerder(self.config, log=self.log, worker_id=worker_id)
 
     def _listener(self) -> tuple[str, int]:
         from connect.rest import listener_from_config

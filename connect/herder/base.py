@@ -133,6 +133,14 @@ class LogHerder:
         self._ready = False
         self._reconfigure_requests: set[str] = set()
 
+    def start(self) -> None:
+        """Replay the stores and start running what this herder runs."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop everything it runs, with final offset commits."""
+        raise NotImplementedError
+
     def _connector_written(self, name: str) -> None:
         """Called under the lock after a connector's config was written."""
         raise NotImplementedError
@@ -150,6 +158,36 @@ class LogHerder:
         self._require(name)
         if self.configs.snapshot().targets.get(name) is TargetState.STOPPED:
             raise BadRequestError(f"Connector {name} is stopped; resume it first")
+
+    def _restart_plan(
+        self, name: str, include_tasks: bool, only_failed: bool
+    ) -> tuple[ConnectorStateInfo, bool, list[int]]:
+        """What a restart restarts (Kafka's rules): the status as it will read, with
+        those shown RESTARTING; whether the connector restarts; which tasks."""
+        current = self.connector_status(name)
+        restart_connector = not only_failed or current.state == State.FAILED
+        tasks = [
+            t.id
+            for t in current.tasks
+            if include_tasks and (not only_failed or t.state == State.FAILED)
+        ]
+        planned = ConnectorStateInfo(
+            current.name,
+            State.RESTARTING.value if restart_connector else current.state,
+            current.worker_id,
+            current.type,
+            current.trace,
+            [
+                TaskState(
+                    t.id,
+                    State.RESTARTING.value if t.id in tasks else t.state,
+                    t.worker_id,
+                    t.trace,
+                )
+                for t in current.tasks
+            ],
+        )
+        return planned, restart_connector, tasks
 
     def _forget(self, name: str) -> None:
         """Delete the connector's config, target state, statuses and active topics."""

@@ -380,40 +380,15 @@ class DistributedHerder(LogHerder):
         """What the restart will restart, shown RESTARTING (also in the status topic,
         written in the generation of the status it replaces, so the owner's next write
         replaces it in turn)."""
-        current = self.connector_status(name)
-        restart_connector = not only_failed or current.state == State.FAILED
-        tasks = []
-        for t in current.tasks:
-            restarting = include_tasks and (not only_failed or t.state == State.FAILED)
-            tasks.append(
-                type(t)(
-                    t.id, State.RESTARTING.value if restarting else t.state, t.worker_id, t.trace
-                )
-            )
-            if restarting:
-                held = next((s for s in self.status.tasks(name) if s.task == t.id), None)
-                generation = held.generation if held is not None else 0
-                self.status.put(Status(name, t.id, State.RESTARTING, t.worker_id, None, generation))
+        planned, restart_connector, tasks = self._restart_plan(name, include_tasks, only_failed)
+        held = {s.task: s for s in self.status.tasks(name)}
         if restart_connector:
-            held_connector = self.status.connector(name)
-            self.status.put(
-                Status(
-                    name,
-                    None,
-                    State.RESTARTING,
-                    current.worker_id,
-                    None,
-                    held_connector.generation if held_connector is not None else 0,
-                )
-            )
-        return ConnectorStateInfo(
-            current.name,
-            State.RESTARTING.value if restart_connector else current.state,
-            current.worker_id,
-            current.type,
-            current.trace,
-            tasks,
-        )
+            held[None] = self.status.connector(name)
+        workers = {t.id: t.worker_id for t in planned.tasks} | {None: planned.worker_id}
+        for task in [*tasks, *([None] if restart_connector else [])]:
+            generation = held[task].generation if held.get(task) is not None else 0
+            self.status.put(Status(name, task, State.RESTARTING, workers[task], None, generation))
+        return planned
 
     def restart_task(self, name: str, task: int) -> None:
         with self._lock:

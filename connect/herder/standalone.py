@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 
 from connect.api import NotFoundError
-from connect.herder.api import ConnectorStateInfo, TaskState
+from connect.herder.api import ConnectorStateInfo
 from connect.herder.base import LogHerder, with_placeholders
 from connect.storage import State, Status, TargetState
 
@@ -104,43 +104,21 @@ class StandaloneHerder(LogHerder):
         with self._lock:
             self._require_restartable(name)
             plain = not include_tasks and not only_failed
-            current = self.connector_status(name)
-            restart_connector = not only_failed or current.state == State.FAILED
-            restart_tasks = [
-                t.id
-                for t in current.tasks
-                if include_tasks and (not only_failed or t.state == State.FAILED)
-            ]
+            planned, restart_connector, restart_tasks = self._restart_plan(
+                name, include_tasks, only_failed
+            )
             if restart_connector:
                 if not plain:
                     self.status.put(Status(name, None, State.RESTARTING, self._worker_id))
                 props = self._require(name)
                 paused = self.configs.snapshot().targets.get(name) is TargetState.PAUSED
                 self.worker.start_connector(name, props, paused=paused)
-            planned = None
-            if not plain:
-                planned = ConnectorStateInfo(
-                    current.name,
-                    State.RESTARTING.value if restart_connector else current.state,
-                    current.worker_id,
-                    current.type,
-                    current.trace,
-                    [
-                        TaskState(
-                            t.id,
-                            State.RESTARTING.value if t.id in restart_tasks else t.state,
-                            t.worker_id,
-                            t.trace,
-                        )
-                        for t in current.tasks
-                    ],
-                )
             for task in restart_tasks:
                 self.status.put(Status(name, task, State.RESTARTING, self._worker_id))
                 self._restart_task_locked(name, task)
             if restart_connector and not include_tasks and not self.worker.connector_tasks(name):
                 self._reconfigure_tasks(name)
-            return planned
+            return None if plain else planned
 
     def restart_task(self, name: str, task: int) -> None:
         with self._lock:
