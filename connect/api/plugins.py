@@ -66,6 +66,23 @@ class Converter(ABC):
     def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> list[SchemaAndValue]:
         return [self.to_connect_data(topic, d) for d in data]
 
+    def from_arrow(self, topic: str, schema: Schema, columns: Any) -> list[bytes] | None:
+        """The messages of a struct schema's values given as Arrow columns (a
+        `pyarrow.RecordBatch` laid out as `connect.api.arrow` says), byte for byte what
+        `from_connect_batch` writes for the same values; None when this converter
+        cannot (the default), and then the runtime converts record by record."""
+        return None
+
+    def to_arrow(self, topic: str, data: Sequence[bytes | None]) -> list[Any] | None:
+        """Messages decoded straight into Arrow columns, never a Python object per
+        value: a list of `(schema, batch, rows)`, one per run of messages of one
+        schema, in order — the Connect schema, a `pyarrow.RecordBatch` laid out as
+        `connect.api.arrow` says (one column per struct field), and the positions in
+        `data` of its rows (a numpy int64 array); a null message (a tombstone) is in no
+        run. None when this converter cannot (the default): the runtime then converts
+        record by record."""
+        return None
+
     def close(self) -> None:
         """Release resources (default: nothing)."""
 
@@ -102,6 +119,13 @@ class Transformation(ABC, Generic[R]):
 
     @abstractmethod
     def apply(self, record: R) -> R | None: ...
+
+    def apply_batch(self, batch: Any) -> Any:
+        """A `connect.api.SourceBatch` transformed as `apply` transforms each of its
+        records (None: every record dropped), or NotImplemented (the default) when
+        this transform cannot work on the batch's columns, and then the runtime
+        applies it record by record."""
+        return NotImplemented
 
     def close(self) -> None:
         """Release resources (default: nothing)."""

@@ -10,7 +10,7 @@ ByteArrayConverter, and this decoder hands whole batches to Arrow's C++ JSON rea
    first, so the prefix of one schema is always the same bytes). A message without
    an envelope is a schemaless JSON object, whose types Arrow infers.
 2. Each distinct schema JSON is parsed once into the Arrow schema the JSON reader uses
-   and the final Arrow schema (`connectors.spark.arrow_data` types).
+   and the final Arrow schema (`connect.api.arrow` types).
 3. The payloads of a run (the message minus the prefix and the closing `}`) are
    joined with newlines and read with that explicit schema.
 4. Columns whose JSON form differs from their type are converted as whole arrays:
@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.json as pj
 
 from connect.api import DataError
-from connectors.spark.arrow_data import TIMESTAMP, decimal_type
+from connect.api.arrow import TIMESTAMP, decimal_type
 
 __all__ = ["JsonBatchDecoder"]
 

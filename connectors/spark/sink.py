@@ -7,7 +7,7 @@ writer (`createDataFrame(arrow)` → `write.parquet`) measured ~130,000 rows/s h
 warm JVM, while pyarrow writes the same Arrow table at ~1,000,000 rows/s. So the hot
 path never leaves Arrow:
 
-- records → Arrow record batches, built a column at a time (`arrow_data`), or decoded
+- records → Arrow record batches, built a column at a time (`connect.api.arrow`), or decoded
   straight from the log's JSON bytes by Arrow's JSON reader (`value.format=json`,
   `json_batches`); never a Python dict or Spark Row per record;
 - `parquet.writer=arrow` (what `auto` picks for file:// stores on a local master):
@@ -50,7 +50,7 @@ from connect.api import (
     SinkTask,
     TopicPartition,
 )
-from connectors.spark.arrow_data import batch_from_values
+from connect.api.arrow import batch_from_values
 from connectors.spark.config import CONFIG, SinkSettings, parse
 from connectors.spark.json_batches import JsonBatchDecoder
 from connectors.spark.partitioners import Partitioner

@@ -1,5 +1,9 @@
-"""Connect schemas → Arrow (and so Parquet and Spark) types; record values → Arrow
-record batches, built a column at a time.
+"""Connect schemas ⇄ Arrow (and so Parquet and Spark) types; Connect values ⇄ Arrow
+arrays, a column at a time.
+
+The runtime's one mapping: source tasks that emit `SourceBatch`es, converters that
+encode or decode Arrow columns, and sinks that write Arrow data all use it, so a
+column means the same thing at every hop.
 
 | Connect                     | Arrow                     | Spark            |
 | int8 / int16 / int32 / int64| int8 / int16 / int32 / int64 | Byte/Short/Integer/LongType |
@@ -31,10 +35,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from connect.api import DataError, Schema, Struct, Type
+from connect.api.data import Schema, Struct, Type
+from connect.api.errors import DataError
 from connect.api.logical import Date, Decimal, Time, Timestamp
 
-__all__ = ["arrow_type", "batch_from_values", "schema_of"]
+__all__ = [
+    "TIMESTAMP",
+    "arrow_type",
+    "batch_from_values",
+    "decimal_type",
+    "schema_of",
+    "to_connect",
+]
 
 _PRIMITIVES: dict[Type, pa.DataType] = {
     Type.INT8: pa.int8(),
@@ -135,3 +147,46 @@ def batch_from_values(
         for f, col in zip(fields, columns, strict=True)
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def to_connect(schema: Schema, array: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """The Connect values of an Arrow column of `schema` (see the module table): the
+    inverse of `batch_from_values`'s columns. Structs become `Struct`s, maps dicts;
+    decimals, dates, times and timestamps come back as their Python types. A Python
+    object per value: for fallbacks and tests, not for hot paths."""
+    values = array.to_pylist()
+    convert = _to_connect(schema)
+    return values if convert is None else [None if v is None else convert(v) for v in values]
+
+
+def _to_connect(schema: Schema) -> Any:
+    """A function for one non-null value of `schema`, or None when `to_pylist` already
+    gives the Connect value."""
+    t = schema.type
+    if t is Type.STRUCT:
+        fields = [(f.name, _to_connect(f.schema)) for f in schema.fields]
+
+        def struct(value: dict[str, Any]) -> Struct:
+            out = object.__new__(Struct)
+            out.schema = schema
+            out._values = [
+                v if (v := value[name]) is None or conv is None else conv(v)
+                for name, conv in fields
+            ]
+            return out
+
+        return struct
+    if t is Type.ARRAY:
+        assert schema.value_schema is not None
+        item = _to_connect(schema.value_schema)
+        return None if item is None else lambda v: [None if x is None else item(x) for x in v]
+    if t is Type.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        key = _to_connect(schema.key_schema) or _same
+        value = _to_connect(schema.value_schema) or _same
+        return lambda v: {key(k): None if x is None else value(x) for k, x in v}
+    return None
+
+
+def _same(value: Any) -> Any:
+    return value
