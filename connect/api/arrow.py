@@ -33,6 +33,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from connect.api.data import Schema, Struct, Type
@@ -190,3 +191,10 @@ def _to_connect(schema: Schema) -> Any:
 
 def _same(value: Any) -> Any:
     return value
+
+
+def repeat(schema: Schema, value: Any, n: int) -> pa.Array:
+    """A column of `n` copies of one Connect value of `schema` (a constant field of a
+    batch, such as an envelope's `source` block): converted once, then repeated in C."""
+    one = _column([value], schema, arrow_type(schema))
+    return one.take(np.zeros(n, np.uint8)) if n else one.slice(0, 0)

@@ -141,6 +141,18 @@ class TransformChain:
 
     __call__ = apply
 
+    def apply_batch(self, batch: Any) -> Any:
+        """A `SourceBatch` after every transform (None: all dropped), or NotImplemented
+        when a stage has a predicate (which tests records one at a time) or a transform
+        cannot work on columns: then the caller applies the chain record by record."""
+        for transform, predicate, _ in self._stages:
+            if predicate is not None:
+                return NotImplemented
+            batch = transform.apply_batch(batch)
+            if batch is NotImplemented or batch is None:
+                return batch
+        return batch
+
     def __len__(self) -> int:
         return len(self._stages)
 

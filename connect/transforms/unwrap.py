@@ -55,6 +55,12 @@ lists columns to remove from the value (and from the key with
 optional columns are removed, so the schema stays compatible with earlier ones.
 
 Everything derived from an envelope schema is built once per schema and cached.
+
+A `SourceBatch` of envelopes (a snapshot's chunk) is unwrapped on its columns when
+every row is a create, update or read and no metadata goes into fields or headers:
+the rows are the `after` column's children, no copy. Anything else (deletes,
+truncates, `add.fields`, `add.headers`, `route.by.field`, a null to replace with a
+default) goes record by record.
 """
 
 from __future__ import annotations
@@ -62,6 +68,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any, Literal, NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from connect.api import (
     OPTIONAL_STRING_SCHEMA,
@@ -189,6 +198,9 @@ def _at(values: list[Any], path: _Path) -> Any:
     if len(path) == 2 and value is not None:
         value = value._values[path[1]]
     return value
+
+
+_ROWS = {"c", "u", "r"}  # ops whose event is the `after` row
 
 
 class _Plan(NamedTuple):
@@ -396,6 +408,32 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
         else:
             out = self._emit(record, plan, values, plan.null_out, None)
         return self._routed(out, before, plan.route_before)
+
+    def apply_batch(self, batch: Any) -> Any:
+        """See the module docstring: the `after` rows of a batch of creates, updates
+        and reads, as columns; NotImplemented for anything else."""
+        schema = batch.value_schema
+        plan = self._schemas.get_or_build(schema, self._plan)
+        if plan is False:
+            return batch  # not change events: unchanged, as apply() leaves them
+        if plan.fields or plan.headers or self._route is not None:
+            return NotImplemented
+        op, after = batch.values.column(plan.op), batch.values.column(plan.after)
+        if op.null_count or after.null_count or not set(pc.unique(op).to_pylist()) <= _ROWS:
+            return NotImplemented
+        columns = after.flatten()
+        row_schema = plan.after_out
+        if self._replace_null and any(
+            column.null_count and f.schema.default is not None
+            for f, column in zip(row_schema.fields, columns, strict=False)
+        ):
+            return NotImplemented
+        if self._rewrite:
+            columns.append(pa.nulls(len(batch), pa.string()).fill_null("false"))
+        return batch.with_(
+            value_schema=row_schema,
+            values=pa.RecordBatch.from_arrays(columns, names=[f.name for f in row_schema.fields]),
+        )
 
     def _row(
         self, schema: Schema, row: Struct, deleted: str, values: list[Any], plan: _Plan

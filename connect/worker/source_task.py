@@ -11,6 +11,13 @@ One iteration (numbered as in the code):
 5. Remember each source partition's latest offset, and tell the task which records
    are in the log (`commit_record`, only if the task overrides it).
 
+A `SourceBatch` in what `poll()` returns (Arrow columns for many records) takes the
+same steps on its columns (`_send_batch`): the chain's `apply_batch`, the converters'
+`from_arrow`, the partitioner's batch hash, one append per partition. Wherever a stage
+answers that it cannot (NotImplemented, None) or fails, the batch becomes its
+`records()` and takes the steps above from the start, so the error policy and the
+dead-letter queue see records exactly as they would have.
+
 Offset commit, every `offset.flush.interval.ms` and on a clean stop:
 1. fsync every log partition written since the last commit;
 2. write the remembered offsets to the offset store (fsynced there);
@@ -27,6 +34,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
 
+import numpy as np
+
 from connect.api import (
     Converter,
     HeaderConverter,
@@ -37,6 +46,7 @@ from connect.api import (
     SourceTask,
     SourceTaskContext,
 )
+from connect.api.batches import SourceBatch
 from connect.errors import RetryWithTolerance, Stage
 from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
@@ -107,6 +117,30 @@ class _Landed(Sequence[RecordMetadata]):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         return RecordMetadata(self._topic, self._partition, self._offsets[i], self._timestamps[i])
+
+
+class _BatchRecords(Sequence[SourceRecord]):
+    """A batch's records for `commit_records`, each made only when read (a task
+    usually reads the newest one's offset, if any)."""
+
+    def __init__(self, batch: SourceBatch) -> None:
+        self._batch = batch
+
+    def __len__(self) -> int:
+        return len(self._batch)
+
+    @overload
+    def __getitem__(self, i: int) -> SourceRecord: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[SourceRecord]: ...
+    def __getitem__(self, i: int | slice) -> SourceRecord | list[SourceRecord]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        i %= n
+        return self._batch.slice(i, i + 1).records()[0]
 
 
 class WorkerSourceTask(WorkerTask):
@@ -188,10 +222,18 @@ class WorkerSourceTask(WorkerTask):
         if records:
             metrics = self.metrics
             metrics.batch(time.perf_counter() - started)
-            metrics.records_polled += len(records)
+            batches = SourceBatch in set(map(type, records))
+            metrics.records_polled += (
+                sum(len(r) if type(r) is SourceBatch else 1 for r in records)
+                if batches
+                else len(records)
+            )
             if not self.may_write():
                 return  # fenced: the work's next owner polls these again from the offsets
-            self._send(records)
+            if batches:
+                self._send_mixed(records)
+            else:
+                self._send(records)
         self._maybe_commit()
 
     def commit_final(self) -> None:
@@ -206,6 +248,90 @@ class WorkerSourceTask(WorkerTask):
                 converter.close()
 
     # ---------------------------------------------------------------- sending
+
+    def _send_mixed(self, items: list[Any]) -> None:
+        """Records and batches in poll order: runs of records the usual way, each
+        batch columnar where it can be."""
+        run: list[SourceRecord] = []
+        for item in items:
+            if type(item) is SourceBatch:
+                if run:
+                    self._send(run)
+                    run = []
+                if len(item):
+                    self._send_batch(item)
+            else:
+                run.append(item)
+        if run:
+            self._send(run)
+
+    def _send_batch(self, batch: SourceBatch) -> None:
+        """Steps 2–5 on columns (see the module docstring); `records()` where a stage
+        cannot."""
+        out: Any = batch
+        try:
+            if self._transform is not None:
+                out = self._transform.apply_batch(batch)  # type: ignore[attr-defined]
+            if out is NotImplemented:
+                return self._send(batch.records())
+            if out is None or not len(out):
+                self._remember_offsets([batch])
+                if self._wants_commit_record:
+                    self.plugin.commit_records(_BatchRecords(batch), [None] * len(batch))
+                return None
+            encoded = self._encode_batch(out)
+        except Exception as exc:  # the record path reports it under the error policy
+            _log.debug("task %s: a batch goes record by record: %s", self.name, exc)
+            encoded = None
+        if encoded is None:
+            return self._send(batch.records())
+        keys, values = encoded
+        topic = out.topic
+        count = self._partition_count(topic)
+        if out.kafka_partition is not None:
+            self._append_batch(batch, topic, out.kafka_partition, keys, values, out.timestamp)
+        elif keys is None or count == 1:
+            self._round_robin = (self._round_robin + 1) % count
+            self._append_batch(batch, topic, self._round_robin, keys, values, out.timestamp)
+        else:
+            parts = self._keys.partitions(keys, count)
+            for p in np.unique(parts).tolist():
+                rows = np.flatnonzero(parts == p).tolist()
+                pick = operator.itemgetter(*rows)
+                sub_keys = list(pick(keys)) if len(rows) > 1 else [keys[rows[0]]]
+                sub_values = list(pick(values)) if len(rows) > 1 else [values[rows[0]]]
+                self._append_batch(batch, topic, p, sub_keys, sub_values, out.timestamp)
+        self._remember_offsets([batch])
+        return None
+
+    def _encode_batch(self, batch: SourceBatch) -> tuple[list[bytes] | None, list[bytes]] | None:
+        """(keys, values) as bytes, or None when a converter cannot take the columns."""
+        values = self._value_converter.from_arrow(batch.topic, batch.value_schema, batch.values)
+        if values is None:
+            return None
+        if batch.keys is None or batch.key_schema is None:
+            return None, values
+        keys = self._key_converter.from_arrow(batch.topic, batch.key_schema, batch.keys)
+        return None if keys is None else (keys, values)
+
+    def _append_batch(
+        self,
+        batch: SourceBatch,
+        topic: str,
+        p: int,
+        keys: list[bytes] | None,
+        values: list[bytes],
+        timestamp: int | None,
+    ) -> None:
+        stamp = int(time.time() * 1000) if timestamp is None else timestamp
+        offsets = self._log.append(topic, p, values, keys=keys, timestamps=[stamp] * len(values))
+        self._written.add((topic, p))
+        self.metrics.records_written += len(values)
+        self.metrics.log_appends += 1
+        if self._wants_commit_record:
+            self.plugin.commit_records(
+                _BatchRecords(batch), _Landed(topic, p, offsets, [stamp] * len(values))
+            )
 
     def _send(self, records: list[SourceRecord]) -> None:
         # Step 2

@@ -527,3 +527,65 @@ def test_chain_config_errors_name_the_full_key():
             Plugins().resolve,
         )
     assert info.value.name == "transforms.unwrap.delete.handling.mode"
+
+
+# ----------------------------------------------------------------- batches
+
+
+def _batch(ops: list[str]) -> Any:
+    """A SourceBatch of envelopes, one per op (rows 0, 1, …)."""
+    from connect.api.arrow import batch_from_values
+    from connect.api.batches import SourceBatch
+
+    values = []
+    for i, op in enumerate(ops):
+        code, before, after = EVENTS[op]
+        row = None if after is None else {**after, "id": i, "name": None if i % 3 else "n"}
+        values.append(event(code, before, row))
+    return SourceBatch(
+        topic="shop.public.orders",
+        value_schema=ENVELOPE,
+        values=batch_from_values(ENVELOPE, values),
+        source_partition={"server": "shop"},
+        source_offset={"lsn": 1},
+    )
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"delete.handling.mode": "rewrite"}, {"replace.null.with.default": "false"}],
+)
+def test_a_batch_of_upserts_unwraps_as_its_records_do(config):
+    batch = _batch(["r", "c", "u", "r", "c"])
+    transform = unwrap(**config)
+    out = transform.apply_batch(batch)
+    assert out is not NotImplemented
+    assert out.records() == [transform.apply(r) for r in batch.records()]
+    # The rows are the after column's children, not copies.
+    assert out.values.column(0).buffers()[1] == batch.values.column(1).field(0).buffers()[1]
+
+
+@pytest.mark.parametrize(
+    ("ops", "config"),
+    [
+        (["r", "d"], {}),  # a delete
+        (["r", "t"], {}),  # a truncate
+        (["r", "c"], {"add.fields": "op"}),
+        (["r", "c"], {"add.headers": "op"}),
+        (["r", "c"], {"route.by.field": "name"}),
+    ],
+)
+def test_what_a_batch_cannot_express_goes_record_by_record(ops, config):
+    assert unwrap(**config).apply_batch(_batch(ops)) is NotImplemented
+
+
+def test_a_batch_that_is_no_envelope_passes_unchanged():
+    from connect.api.arrow import batch_from_values
+    from connect.api.batches import SourceBatch
+
+    batch = SourceBatch(
+        topic="beats",
+        value_schema=HEARTBEAT,
+        values=batch_from_values(HEARTBEAT, [Struct(HEARTBEAT, {"ts_ms": 1})]),
+    )
+    assert unwrap().apply_batch(batch) is batch
