@@ -50,6 +50,7 @@ from connect.converters._base import CONVERTER_TYPE_CONFIG as CONVERTER_TYPE_CON
 from connect.converters._base import DataHeaderConverter, converter_type, define_type
 from connect.converters._batch import pairs
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
+from connect.converters.json_arrow_write import write_arrow
 from connect.converters.json_columns import BatchWriter, Fallback, compile_batch_writer
 from connect.converters.json_columns_read import BatchDecoder, compile_batch_decoder
 from connect.converters.json_schema import schema_from_json, schema_to_json
@@ -322,6 +323,24 @@ class JsonConverter(DataHeaderConverter):
             for i, body in zip(indexes, written, strict=True):
                 out[i] = body
         return out
+
+    def from_arrow(self, topic: str, schema: Schema, columns: Any) -> list[bytes] | None:
+        """A struct schema's Arrow columns written a column at a time
+        (`json_arrow_write`), byte for byte what `from_connect_batch` writes; None
+        (record by record) for what it cannot write exactly, including bad values,
+        so that the record path names them."""
+        try:
+            writer = self._writer(schema)
+        except DataError:
+            return None
+        return write_arrow(
+            schema,
+            columns,
+            numeric_decimals=self.numeric_decimals,
+            replace_null=self.replace_null_with_default,
+            prefix=writer.prefix,
+            suffix=writer.suffix,
+        )
 
     # ------------------------------------------------------------ bytes → Connect
 
