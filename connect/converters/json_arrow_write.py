@@ -7,7 +7,8 @@ with `pyarrow.compute` and numpy costs a fraction of that. The contract is the o
 writes for the same values (what `SourceBatch.records()` makes of the columns), so a
 topic does not change when a source moves to batches.
 
-How each column becomes text (every step a C loop over the column, none per value):
+How each column becomes text (every step a C loop over the column; Python touches
+each row only as the bytes object it returns):
 
 | Arrow column (see connect.api.arrow) | JSON text                                          |
 | int8 … int64, date32, time32[ms],    | the integer, cast to string (days, ms of the day,  |
@@ -35,9 +36,8 @@ the mapping's, a type with no column writer here (arrays, maps) or a decimal too
 for the decimal context's precision (the record path rounds it) make the whole batch
 answer None, and the runtime then goes record by record, which also names the bad
 record. Rows are assembled by one `binary_join_element_wise` over the field texts and
-the constant `{"name":` pieces, with a NUL after each row: no JSON text here holds a
-raw NUL (orjson escapes it in names and strings), so one split of the joined buffer
-gives the messages.
+the constant pieces (the envelope's prefix, `{"name":`, the quotes of strings that
+cannot be null, `}`), neighbouring constants merged first.
 """
 
 from __future__ import annotations
@@ -60,8 +60,9 @@ from connect.converters.json_values import compile_encoder
 
 __all__ = ["ArrowWriter", "compile_arrow_writer", "write_arrow"]
 
-#: The messages of a record batch, or None when the batch must go record by record.
-ArrowWriter = Callable[[pa.RecordBatch], "list[bytes] | None"]
+#: (record batch, envelope prefix, envelope suffix) → the messages, or None when the
+#: batch must go record by record.
+ArrowWriter = Callable[[Any, bytes, bytes], "list[bytes] | None"]
 
 #: A column's text as pieces joined per row: a str shared by every row, or a string
 #: array with one text per row.
@@ -75,19 +76,14 @@ class _Refuse(Exception):
 #: A column without nulls (or whose null slots are overwritten after) → its pieces
 _ColumnWriter = Callable[[pa.Array], _Pieces]
 
-_SEP = "\x00"
-_INT_TYPES = {
-    Type.INT8: pa.int8(),
-    Type.INT16: pa.int16(),
-    Type.INT32: pa.int32(),
-    Type.INT64: pa.int64(),
-}
+_INT_TYPES = frozenset({Type.INT8, Type.INT16, Type.INT32, Type.INT64})
 #: orjson's escapes of the control characters (the only other bytes it escapes are
 #: `"` and `\`); DEL, U+2028 and every other character are written as they are.
 _CONTROL_ESCAPES = {c: orjson.dumps(chr(c))[1:-1].decode("ascii") for c in range(0x20)}
 _B64 = np.frombuffer(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8
 )
+_SHIFTS = np.array([18, 12, 6, 0], dtype=np.uint32)
 _BIT_LENGTH = np.array([int(b).bit_length() for b in range(256)], dtype=np.int64)
 _FLOAT_PARTS = r"^(?P<sign>-?)(?P<int>[0-9]+)(?:\.(?P<frac>[0-9]+))?(?:e\+?(?P<exp>-?[0-9]+))?$"
 
@@ -114,7 +110,7 @@ def write_arrow(
 @functools.lru_cache(maxsize=256)
 def compile_arrow_writer(
     schema: Schema, *, numeric_decimals: bool, replace_null: bool
-) -> Callable[[Any, bytes, bytes], list[bytes] | None] | None:
+) -> ArrowWriter | None:
     """The batch writer of a struct schema, or None when some field has no column
     writer here. Cached: a source's batches share one schema object."""
     if schema.type is not Type.STRUCT:
@@ -134,20 +130,10 @@ def compile_arrow_writer(
             pieces = struct.row_pieces(list(batch.columns))
         except _Refuse:
             return None
-        ends = [prefix.decode("utf-8"), *pieces, suffix.decode("utf-8") + _SEP]
-        return _split(_join(ends, n))
+        ends = [prefix.decode("utf-8"), *pieces, suffix.decode("utf-8")]
+        return _join(ends, n).cast(pa.binary()).to_pylist()
 
     return write
-
-
-def _split(texts: pa.Array) -> list[bytes]:
-    """The bytes of each text of a string array whose every text ends with a NUL."""
-    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)
-    start = int(offsets[texts.offset])
-    end = int(offsets[texts.offset + len(texts)])
-    out = texts.buffers()[2].to_pybytes()[start:end].split(b"\x00")
-    out.pop()
-    return out
 
 
 def _merge(pieces: _Pieces) -> _Pieces:
@@ -164,11 +150,9 @@ def _merge(pieces: _Pieces) -> _Pieces:
 def _join(pieces: _Pieces, n: int) -> pa.Array:
     """One string array of the row texts of `pieces`."""
     pieces = _merge(pieces)
-    arrays = [p for p in pieces if type(p) is not str]
-    if not arrays:
-        return pa.array([pieces[0]] * n, pa.string())
     if len(pieces) == 1:
-        return pieces[0]
+        only = pieces[0]
+        return pa.array([only] * n, pa.string()) if type(only) is str else only
     return pc.binary_join_element_wise(*pieces, "")
 
 
@@ -317,9 +301,10 @@ def _value_bytes(column: pa.Array) -> np.ndarray:
 def _floats(column: pa.Array) -> _Pieces:
     values = column.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
     text = pc.cast(pa.array(values, pa.float64()), pa.string())
-    magnitude = np.abs(values)
-    plain = (magnitude == 0.0) | ((magnitude >= 1e-3) & (magnitude < 1e7))
-    integral = plain & (np.floor(values) == values)
+    with np.errstate(invalid="ignore"):  # NaN compares false, as meant
+        magnitude = np.abs(values)
+        plain = (magnitude == 0.0) | ((magnitude >= 1e-3) & (magnitude < 1e7))
+        integral = plain & (np.floor(values) == values)
     if integral.any():
         text = pc.if_else(pa.array(integral), pc.binary_join_element_wise(text, ".0", ""), text)
     if not plain.all():
@@ -436,17 +421,65 @@ def _decimal_base64(column: pa.Array) -> _Pieces:
     """Quoted base64 of each unscaled value's shortest big-endian two's complement."""
     _check_precision(column)
     n = len(column)
+    words = np.frombuffer(column.buffers()[1], dtype=np.int64).reshape(-1, 2)
+    low, high = words[column.offset : column.offset + n].T
+    if column.type.precision <= 18 and (high == (low >> 63)).all():
+        return [_base64_int64(low)]
+    return [_base64_int128(column)]
+
+
+def _base64_int64(values: np.ndarray) -> pa.Array:
+    """The common case (precision ≤ 18): each value's bytes are the top ones of its
+    int64 shifted left, and the sextets are read off that word."""
+    magnitude = np.where(values < 0, ~values, values)
+    lengths = np.ones(len(values), dtype=np.int64)
+    for k in range(1, 8):  # k bytes hold up to 2**(8k-1) - 1
+        lengths += magnitude >= 1 << (8 * k - 1)
+    word = values.view(np.uint64) << (64 - 8 * lengths).astype(np.uint64)
+    aligned = np.zeros((len(values), 9), dtype=np.uint8)
+    aligned[:, :8] = word.byteswap().view(np.uint8).reshape(-1, 8)  # big-endian
+    return _quoted_sextets(_sextets(aligned[:, : 3 * ((int(lengths.max()) + 2) // 3)]), lengths)
+
+
+def _base64_int128(column: pa.Array) -> pa.Array:
+    """Any decimal128: the big-endian bytes left-aligned in whole 3-byte groups."""
+    n = len(column)
     raw = np.frombuffer(column.buffers()[1], dtype=np.uint8).reshape(-1, 16)
     little = raw[column.offset : column.offset + n]
-    negative = little[:, 15] >= 0x80
-    magnitude = little ^ np.where(negative, 0xFF, 0).astype(np.uint8)[:, None]
+    # the bit length of n (n ≥ 0) or ~n (n < 0) gives the length
+    magnitude = little ^ np.where(little[:, 15] >= 0x80, 0xFF, 0).astype(np.uint8)[:, None]
     nonzero = magnitude != 0
     top = 15 - np.argmax(nonzero[:, ::-1], axis=1)
     bits = np.where(nonzero.any(axis=1), top * 8 + _BIT_LENGTH[magnitude[np.arange(n), top]], 0)
     lengths = bits // 8 + 1
-    big = little[:, ::-1]
-    keep = np.arange(16) >= (16 - lengths)[:, None]
-    data = big[keep]
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return [_quoted_base64(offsets, data, 0)]
+    width = 3 * ((int(lengths.max()) + 2) // 3)
+    at = (16 - lengths)[:, None] + np.arange(width)
+    aligned = np.take_along_axis(little[:, ::-1], np.minimum(at, 15), axis=1)
+    aligned[at >= 16] = 0
+    return _quoted_sextets(_sextets(aligned), lengths)
+
+
+def _sextets(aligned: np.ndarray) -> np.ndarray:
+    """The base64 digit values of rows of bytes in whole 3-byte groups."""
+    wide = aligned.astype(np.uint32)
+    word = (wide[:, 0::3] << 16) | (wide[:, 1::3] << 8) | wide[:, 2::3]
+    sextets = (word[:, :, None] >> _SHIFTS) & 63
+    return sextets.reshape(len(aligned), -1)
+
+
+def _quoted_sextets(sextets: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """`"<base64>"` per row from a matrix of each row's sextets (left-aligned, as wide
+    as the longest row) and its byte length: `=` past the last byte, then each row's
+    own cells in row order."""
+    n, cells = sextets.shape
+    chars = _B64[sextets]
+    chars[np.arange(cells) >= ((4 * lengths + 2) // 3)[:, None]] = ord("=")
+    size = 4 * ((lengths + 2) // 3) + 2
+    text = np.empty((n, cells + 2), dtype=np.uint8)
+    text[:, 0] = ord('"')
+    text[:, 1:-1] = chars
+    text[np.arange(n), size - 1] = ord('"')
+    data = text[np.arange(cells + 2) < size[:, None]]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(size, out=offsets[1:])
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
