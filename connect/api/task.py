@@ -15,7 +15,9 @@ SourceTask lifecycle (one thread per task):
 SinkTask lifecycle (one thread per task; every call on that thread but `stop`):
 1. `initialize(context)`; 2. `start(props)`; 3. `open(partitions)` when partitions
    are assigned; 4. `put(records)` repeatedly (may be empty) — raise RetriableError
-   to have the same records redelivered after `context.timeout(ms)`;
+   to have the same records redelivered after `context.timeout(ms)`; a task that
+   implements `put_batches` may be handed Arrow batches just before each `put()`
+   instead of some of the records (see `connect.api.sink_batch`);
 5. `pre_commit(offsets)` before each offset commit: make everything up to `offsets`
    durable and return the offsets that are safe to commit (default: `flush(offsets)`
    then `offsets`); 6. `close(partitions)` when partitions go away; 7. `stop()`.
@@ -26,9 +28,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connect.api.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+
+if TYPE_CHECKING:  # pyarrow and numpy load only for the tasks and runtimes that use them
+    from connect.api.sink_batch import SinkBatch
 
 __all__ = [
     "ErrantRecordReporter",
@@ -154,6 +159,24 @@ class SinkTask(Task):
 
     @abstractmethod
     def put(self, records: Sequence[SinkRecord]) -> None: ...
+
+    def put_batches(self, batches: Sequence[SinkBatch]) -> Any:
+        """Write records handed over as Arrow columns, one `SinkBatch` per run of one
+        value schema in one partition (see `connect.api.sink_batch` for when the
+        runtime does this; keys and headers are not part of a batch).
+
+        Called on the task's thread, right before the `put()` of the same poll, which
+        carries the records that could not be batched (often none): `put()` is still
+        called after every poll, so per-poll duties can stay there. Raising
+        RetriableError redelivers the same batches (and that poll's records) after
+        `context.timeout(ms)`; any other error fails the task. Offsets are committed
+        as for `put()`: `pre_commit` decides what is safe.
+
+        Returns None once written. The default returns NotImplemented: the runtime
+        then never builds batches for this task (it checks for an override before the
+        first poll, and stops if a task returns NotImplemented anyway, handing those
+        records to `put()` instead)."""
+        return NotImplemented
 
     def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Make everything written so far durable (default: nothing to do)."""

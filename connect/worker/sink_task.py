@@ -4,13 +4,20 @@ The task consumes its topics as the consumer group `connect-<connector>`; the ta
 one connector share the topics' partitions through the group (see log.group).
 
 One iteration (numbered as in the code):
-1. If the last `put` raised RetriableError, wait out `context.timeout()` and deliver
-   the same records again (nothing new is consumed meanwhile).
-2. Poll the consumer.
-3. Convert keys, values and headers per topic in batches; a batch that fails is redone
-   record by record under the error policy (failures go to the dead-letter topic when
-   tolerated), then transform each record.
-4. `put()` the records; note each partition's next offset as consumed.
+1. If the last delivery raised RetriableError, wait out `context.timeout()` and
+   deliver the same batches and records again (nothing new is consumed meanwhile).
+2. Poll the consumer, a chunk of records per partition.
+3. When the task takes Arrow batches (it overrides `put_batches` and the connector
+   has no transforms), offer each partition's values to the value converter's
+   `to_arrow`; what it decodes becomes `SinkBatch`es (`connect.api.sink_batch`), with
+   numpy offsets and timestamps made once per chunk and no Python object per record.
+   Every other chunk — the converter answered None or raised, or decoded no row —
+   takes the record path: keys, values and headers converted per partition in
+   batches, a batch that fails redone record by record under the error policy
+   (failures go to the dead-letter topic when tolerated), then each record
+   transformed.
+4. `put_batches()` the batches, if any, then `put()` the records (always, even none);
+   note each partition's next offset as consumed.
 
 Offset commit, every `offset.flush.interval.ms`, on `context.request_commit()`,
 before partitions are revoked, and on a clean stop:
@@ -28,7 +35,10 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
+from operator import itemgetter
 from typing import Any
+
+import numpy as np
 
 from connect.api import (
     ConnectError,
@@ -43,6 +53,8 @@ from connect.api import (
     SinkTaskContext,
     TopicPartition,
 )
+from connect.api.data import Type
+from connect.api.sink_batch import SinkBatch
 from connect.errors import DeadLetterQueueReporter, ErrorContext, RetryWithTolerance, Stage
 from connect.metrics.task import TaskMetrics
 from connect.worker.task_base import StatusListener, WorkerTask
@@ -57,6 +69,12 @@ _log = logging.getLogger("connect.worker")
 _NULL = SchemaAndValue(None, None)
 
 Transform = Callable[[SinkRecord], SinkRecord | None]
+#: A poll's records of one partition, in offset order (`Consumer.poll_chunks`).
+Chunk = tuple[LogTopicPartition, list[Record]]
+# Record fields by position: C-level getters for `map` over a chunk.
+_offset_of = itemgetter(2)
+_timestamp_of = itemgetter(3)
+_value_of = itemgetter(5)
 
 
 class _Reporter(ErrantRecordReporter):
@@ -146,6 +164,10 @@ def _sink_records(
     return out
 
 
+#: What one delivery hands over, kept for a redelivery after a RetriableError.
+_Delivery = tuple[list[SinkBatch], list[Chunk], list[SinkRecord]]
+
+
 class WorkerSinkTask(WorkerTask):
     def __init__(
         self,
@@ -199,7 +221,12 @@ class WorkerSinkTask(WorkerTask):
         )
         self._consumed: dict[TopicPartition, int] = {}
         self._committed: dict[TopicPartition, int] = {}
-        self._redeliver: list[SinkRecord] | None = None
+        #: Arrow batches for the task: it takes them and nothing works on records in
+        #: between (see the module docstring, step 3).
+        self.batch_path = transform is None and (
+            type(plugin).put_batches is not SinkTask.put_batches
+        )
+        self._redeliver: _Delivery | None = None
         self.retry_backoff_s = 0.0
         self.rewinds: dict[TopicPartition, int] = {}
         self.commit_requested = False
@@ -264,28 +291,38 @@ class WorkerSinkTask(WorkerTask):
         # Step 1
         if self._redeliver is not None:
             self._stopping.wait(self.retry_backoff_s)
-            batch, self._redeliver = self._redeliver, None
-            self._put(batch)
+            pending, self._redeliver = self._redeliver, None
+            self._deliver(*pending)
             self._maybe_commit()
             return
         self._apply_rewinds()
         # Step 2
-        raw = self.consumer.poll(0.2)
-        if raw:
-            self.metrics.records_read += len(raw)
+        chunks = self.consumer.poll_chunks(0.2)
+        if chunks:
+            self.metrics.records_read += sum(len(records) for _, records in chunks)
             # Step 3
-            records = self._convert_and_transform(raw)
+            batches: list[SinkBatch] = []
+            batched: list[Chunk] = []
+            rest = chunks
+            if self.batch_path:
+                rest = []
+                for chunk in chunks:
+                    made = self._batches_of(*chunk)
+                    if made is None:
+                        rest.append(chunk)
+                    else:
+                        batches += made
+                        batched.append(chunk)
+            records = self._convert_and_transform(rest) if rest else []
             # Step 4
-            self._put(records)
-            # One entry per partition, not per record (this runs on the hot path).
-            last = {(rec.topic, rec.partition): rec.offset for rec in raw}
+            self._deliver(batches, batched, records)
             consumed = self._consumed
-            for (topic, partition), offset in last.items():
-                consumed[TopicPartition(topic, partition)] = offset + 1
+            for tp, polled in chunks:
+                consumed[TopicPartition(tp.topic, tp.partition)] = polled[-1].offset + 1
         else:
             # As Kafka does: put() after every poll, empty or not, so a sink on an
             # idle topic still gets to flush buffers, time out batches or fail.
-            self._put([])
+            self._deliver([], [], [])
         self._maybe_commit()
 
     def _apply_rewinds(self) -> None:
@@ -297,23 +334,39 @@ class WorkerSinkTask(WorkerTask):
                 self.consumer.seek(LogTopicPartition(*tp), offset)
                 self._consumed[tp] = offset
 
-    def _put(self, records: list[SinkRecord]) -> None:
-        if records and not self.may_write():
+    def _deliver(
+        self, batches: list[SinkBatch], batched: list[Chunk], records: list[SinkRecord]
+    ) -> None:
+        """`put_batches(batches)` when there are any, then `put(records)`; `batched` are
+        the chunks the batches were made of, converted to records should the task
+        answer NotImplemented after all."""
+        if (batches or records) and not self.may_write():
             return  # fenced: nothing is committed after this, the next owner reads again
         started = time.perf_counter()
+        delivered = bool(records)
         try:
+            if batches:
+                if self.plugin.put_batches(batches) is NotImplemented:
+                    _log.info("task %s: put_batches() is not implemented; using put()", self.name)
+                    self.batch_path = False
+                    records = self._convert_and_transform(batched) + records
+                else:
+                    self.metrics.records_sent += sum(b.records_in for b in batches)
+                    delivered = True
+                batches, batched = [], []  # delivered: a retry below is put()'s alone
             self.plugin.put(records)
-            if records:
+            self.metrics.records_sent += len(records)
+            if delivered or records:
                 self.metrics.batch(time.perf_counter() - started)
-                self.metrics.records_sent += len(records)
         except RetriableError as exc:
             _log.warning(
-                "task %s: retriable error from put(), redelivering %d records: %s",
+                "task %s: retriable error, redelivering %d batches and %d records: %s",
                 self.name,
+                len(batches),
                 len(records),
                 exc,
             )
-            self._redeliver = records
+            self._redeliver = (batches, batched, records)
 
     def commit_final(self) -> None:
         self.commit_offsets()
@@ -335,16 +388,68 @@ class WorkerSinkTask(WorkerTask):
 
     # ------------------------------------------------------- convert / transform
 
-    def _convert_and_transform(self, raw: list[Record]) -> list[SinkRecord]:
+    def _batches_of(self, tp: LogTopicPartition, polled: list[Record]) -> list[SinkBatch] | None:
+        """The chunk as Arrow batches, or None when it takes the record path: the
+        converter answers None or raises (the record path then dead-letters what is
+        bad, per errors.tolerance), or decodes no row (nothing but tombstones), or
+        breaks the contract of `Converter.to_arrow` (rows out of order)."""
+        try:
+            runs = self._value_converter.to_arrow(tp.topic, list(map(_value_of, polled)))
+        except Exception as exc:  # the record path says what is wrong, per record
+            _log.debug("task %s: to_arrow failed on %s, converting records: %s", self.name, tp, exc)
+            return None
+        if not runs:
+            return None
+        n = len(polled)
+        last = -1
+        for schema, values, rows in runs:
+            if (
+                schema is None
+                or schema.type is not Type.STRUCT
+                or len(rows) == 0
+                or len(rows) != values.num_rows
+                or rows[0] <= last
+                or (len(rows) > 1 and not (np.diff(rows) > 0).all())
+            ):
+                return None
+            last = rows[-1]
+        if last >= n:
+            return None
+        first = polled[0].offset
+        if polled[-1].offset - first == n - 1:  # no gaps (not compacted): no pass needed
+            offsets = np.arange(first, first + n, dtype=np.int64)
+        else:
+            offsets = np.fromiter(map(_offset_of, polled), np.int64, n)
+        stamps = np.fromiter(map(_timestamp_of, polled), np.int64, n)
+        # Records without a value are in no run; each goes with the batch whose rows
+        # follow it (trailing ones with the last), so batches do not overlap.
+        owner = tombstones = None
+        if sum(len(rows) for _, _, rows in runs) != n:
+            missing = np.ones(n, dtype=bool)
+            for _, _, rows in runs:
+                missing[rows] = False
+            tombstones = np.flatnonzero(missing)
+            lasts = np.array([rows[-1] for _, _, rows in runs], dtype=np.int64)
+            owner = np.minimum(np.searchsorted(lasts, tombstones), len(runs) - 1)
+        out = []
+        for k, (schema, values, rows) in enumerate(runs):
+            batch = SinkBatch(
+                topic=tp.topic,
+                partition=tp.partition,
+                value_schema=schema,
+                values=values,
+                offsets=offsets[rows],
+                timestamps=stamps[rows],
+            )
+            if tombstones is not None:
+                batch.tombstones = offsets[tombstones[owner == k]]
+            out.append(batch)
+        return out
+
+    def _convert_and_transform(self, chunks: list[Chunk]) -> list[SinkRecord]:
         out: list[SinkRecord] = []
-        start = 0
-        while start < len(raw):  # consecutive records of one topic convert as a batch
-            topic = raw[start].topic
-            end = start
-            while end < len(raw) and raw[end].topic == topic:
-                end += 1
-            out.extend(self._convert_topic(topic, raw[start:end]))
-            start = end
+        for tp, polled in chunks:  # one topic per chunk: it converts as a batch
+            out.extend(self._convert_topic(tp.topic, polled))
         if self._transform is None:
             return out
         transformed = []
