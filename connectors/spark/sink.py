@@ -7,8 +7,11 @@ writer (`createDataFrame(arrow)` → `write.parquet`) measured ~130,000 rows/s h
 warm JVM, while pyarrow writes the same Arrow table at ~1,000,000 rows/s. So the hot
 path never leaves Arrow:
 
-- records → Arrow record batches, built a column at a time (`connect.api.arrow`), or decoded
-  straight from the log's JSON bytes by Arrow's JSON reader (`value.format=json`,
+- values arrive as Arrow batches (`put_batches`) when the connector's value.converter
+  decodes them into columns (`Converter.to_arrow`: JsonConverter with schemas, by
+  Arrow's JSON reader), with no SinkRecord at all; otherwise records become Arrow
+  record batches a column at a time (`connect.api.arrow`), or the JSON bytes of
+  ByteArrayConverter are decoded by the same reader (`value.format=json`,
   `json_batches`); never a Python dict or Spark Row per record;
 - `parquet.writer=arrow` (what `auto` picks for file:// stores on a local master):
   pyarrow writes each file in the task process — no JVM in the task at all;
@@ -16,11 +19,10 @@ path never leaves Arrow:
   the task starts a SparkSession from `spark.master` and `spark.conf.*`, hands it each
   file's Arrow table (`createDataFrame`) and Spark writes it through Hadoop's file
   system, so the same config runs against HDFS and a cluster.
-The runtime's own JsonConverter turns each message into a Struct of Python objects
-at 70,000–240,000 rows/s for ten columns, so the shipped configs use `value.format=
-json`: with it a task spends ~5.7 µs of CPU per row in all (log read included; 10k-
-record lz4 batches, 1 KB messages), ~350,000 rows/s when two tasks have both cores,
-while the Spark writer alone would cap the sink near 130,000.
+JsonConverter's record path turns each message into a Struct of Python objects at
+70,000–240,000 rows/s for ten columns; its `to_arrow` (or `value.format=json` with
+ByteArrayConverter) skips them, while the Spark writer alone would cap the sink near
+130,000.
 Either way the files are Spark's: Hive-style directories, types Spark maps one to one
 (decimals, dates, timestamps), one schema per file, so
 `spark.read.option("mergeSchema", "true").parquet(<store>/<topics.dir>/<topic>)` reads
@@ -51,6 +53,7 @@ from connect.api import (
     TopicPartition,
 )
 from connect.api.arrow import batch_from_values
+from connect.api.sink_batch import SinkBatch
 from connectors.spark.config import CONFIG, SinkSettings, parse
 from connectors.spark.json_batches import JsonBatchDecoder
 from connectors.spark.partitioners import Partitioner
@@ -145,11 +148,7 @@ class SparkParquetSinkTask(SinkTask):
             writer.maybe_commit_scheduled()
 
     def _put_partition(self, tp: TopicPartition, recs: list[SinkRecord]) -> None:
-        writer = self.writers.get(tp)
-        if writer is None:  # delivered without open() (a test harness): open it now
-            self.open([tp])
-            self._just_opened.discard(tp)
-            writer = self.writers[tp]
+        writer = self._writer_for(tp)
         expected = writer.consumed
         if expected is not None:
             if tp in self._just_opened and recs[0].kafka_offset != expected:
@@ -178,6 +177,43 @@ class SparkParquetSinkTask(SinkTask):
             current = schema
             run.append(rec)
         self._write_run(writer, run, current)
+
+    def put_batches(self, batches: Sequence[SinkBatch]) -> None:
+        """Each batch's rows straight to its partition's writer, under the rules of
+        `_put_partition`: a poll from before open()'s seek is dropped, a replayed
+        head cut off, tombstones skipped (or refused). The runtime calls `put()`
+        right after, which ends the poll as it does for records."""
+        for batch in batches:
+            tp = TopicPartition(batch.topic, batch.partition)
+            writer = self._writer_for(tp)
+            expected = writer.consumed
+            if expected is not None:
+                if tp in self._just_opened and batch.first_offset != expected:
+                    continue  # read before open()'s seek: the seek delivers it again
+                kept = batch.since(expected)  # what is already published: a replay
+                if kept is None:
+                    continue
+                batch = kept
+            if len(batch.tombstones) and self.settings.on_null == "fail":
+                raise DataError(
+                    f"a null value at {tp}@{int(batch.tombstones[0])}; "
+                    "behavior.on.null.values=ignore skips such records"
+                )
+            if len(batch):
+                writer.write(batch.values, batch.offsets, batch.timestamps)
+            if len(batch.tombstones) and int(batch.tombstones[-1]) >= (writer.consumed or 0):
+                writer.skip(int(batch.tombstones[-1]))
+            # The same partition may come again in this poll (another schema): its
+            # next batch continues this one, it was not read before the seek.
+            self._just_opened.discard(tp)
+
+    def _writer_for(self, tp: TopicPartition) -> TopicPartitionWriter:
+        writer = self.writers.get(tp)
+        if writer is None:  # delivered without open() (a test harness): open it now
+            self.open([tp])
+            self._just_opened.discard(tp)
+            writer = self.writers[tp]
+        return writer
 
     def _write_run(self, writer: TopicPartitionWriter, run: list[SinkRecord], schema: Any) -> None:
         if not run:
