@@ -121,10 +121,11 @@ class Transformation(ABC, Generic[R]):
     def apply(self, record: R) -> R | None: ...
 
     def apply_batch(self, batch: Any) -> Any:
-        """A `connect.api.SourceBatch` transformed as `apply` transforms each of its
-        records (None: every record dropped), or NotImplemented (the default) when
-        this transform cannot work on the batch's columns, and then the runtime
-        applies it record by record."""
+        """A `connect.api.batches.SourceBatch` transformed as `apply` transforms each
+        of its records, row for row in order (None: every record dropped), or
+        NotImplemented (the default) when this transform cannot work on the batch's
+        columns — or would drop only some rows — and then the runtime applies it
+        record by record."""
         return NotImplemented
 
     def close(self) -> None:

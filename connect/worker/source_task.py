@@ -123,11 +123,12 @@ class _BatchRecords(Sequence[SourceRecord]):
     """A batch's records for `commit_records`, each made only when read (a task
     usually reads the newest one's offset, if any)."""
 
-    def __init__(self, batch: SourceBatch) -> None:
+    def __init__(self, batch: SourceBatch, rows: Sequence[int] | None = None) -> None:
         self._batch = batch
+        self._rows = rows
 
     def __len__(self) -> int:
-        return len(self._batch)
+        return len(self._batch) if self._rows is None else len(self._rows)
 
     @overload
     def __getitem__(self, i: int) -> SourceRecord: ...
@@ -140,6 +141,8 @@ class _BatchRecords(Sequence[SourceRecord]):
         if not -n <= i < n:
             raise IndexError(i)
         i %= n
+        if self._rows is not None:
+            i = self._rows[i]
         return self._batch.slice(i, i + 1).records()[0]
 
 
@@ -272,7 +275,7 @@ class WorkerSourceTask(WorkerTask):
         try:
             if self._transform is not None:
                 out = self._transform.apply_batch(batch)  # type: ignore[attr-defined]
-            if out is NotImplemented:
+            if out is NotImplemented or (out is not None and len(out) not in (0, len(batch))):
                 return self._send(batch.records())
             if out is None or not len(out):
                 self._remember_offsets([batch])
@@ -289,10 +292,10 @@ class WorkerSourceTask(WorkerTask):
         topic = out.topic
         count = self._partition_count(topic)
         if out.kafka_partition is not None:
-            self._append_batch(batch, topic, out.kafka_partition, keys, values, out.timestamp)
+            self._append_batch(batch, out, p=out.kafka_partition, keys=keys, values=values)
         elif keys is None or count == 1:
             self._round_robin = (self._round_robin + 1) % count
-            self._append_batch(batch, topic, self._round_robin, keys, values, out.timestamp)
+            self._append_batch(batch, out, p=self._round_robin, keys=keys, values=values)
         else:
             parts = self._keys.partitions(keys, count)
             for p in np.unique(parts).tolist():
@@ -300,7 +303,7 @@ class WorkerSourceTask(WorkerTask):
                 pick = operator.itemgetter(*rows)
                 sub_keys = list(pick(keys)) if len(rows) > 1 else [keys[rows[0]]]
                 sub_values = list(pick(values)) if len(rows) > 1 else [values[rows[0]]]
-                self._append_batch(batch, topic, p, sub_keys, sub_values, out.timestamp)
+                self._append_batch(batch, out, p=p, keys=sub_keys, values=sub_values, rows=rows)
         self._remember_offsets([batch])
         return None
 
@@ -316,21 +319,26 @@ class WorkerSourceTask(WorkerTask):
 
     def _append_batch(
         self,
+        original: SourceBatch,
         batch: SourceBatch,
-        topic: str,
+        *,
         p: int,
         keys: list[bytes] | None,
         values: list[bytes],
-        timestamp: int | None,
+        rows: list[int] | None = None,
     ) -> None:
-        stamp = int(time.time() * 1000) if timestamp is None else timestamp
+        """Append rows `rows` (None: all) of the transformed `batch`, already encoded;
+        `commit_records` gets the `original` rows, as the record path gives it the
+        records before transforms."""
+        topic = batch.topic
+        stamp = int(time.time() * 1000) if batch.timestamp is None else batch.timestamp
         offsets = self._log.append(topic, p, values, keys=keys, timestamps=[stamp] * len(values))
         self._written.add((topic, p))
         self.metrics.records_written += len(values)
         self.metrics.log_appends += 1
         if self._wants_commit_record:
             self.plugin.commit_records(
-                _BatchRecords(batch), _Landed(topic, p, offsets, [stamp] * len(values))
+                _BatchRecords(original, rows), _Landed(topic, p, offsets, [stamp] * len(values))
             )
 
     def _send(self, records: list[SourceRecord]) -> None:
