@@ -19,7 +19,7 @@ How each column is read (by its schema from `connectors.postgres.columns`):
 
 | column (schema)                                   | read as        | then                  |
 | int2/4/8, oid (int16/32/64)                        | int16/32/64    |                       |
-| real, double precision, numeric in `double` mode   | float64        | real: cast to float32 |
+| double precision, numeric in `double` mode         | float64        |                       |
 | boolean                                            | bool (t / f)   |                       |
 | numeric(p, s), Connect Decimal                     | decimal128     |                       |
 | date: io.debezium.time.Date / Connect Date         | date32         | days as int32 / as is |
@@ -30,9 +30,9 @@ How each column is read (by its schema from `connectors.postgres.columns`):
 | varchar, char, uuid, json, jsonb, enums, numeric   |                |                       |
 | in `string` mode, inet, arrays, …)                 |                |                       |
 
-Reading a float32 as float64 first is deliberate: the per-row path makes a Python
-float (a double) and pyarrow casts it, and parsing straight to float32 could round a
-value differently from that double rounding.
+A real (float32) column makes the table unsupported: the per-row path's value is the
+double of the text, which a JSON message prints in full ("1.1"), while the column
+would hold the float32 rounding of it.
 
 A ZonedTimestamp column is accepted only when every value has the layout a UTC session
 prints, `YYYY-MM-DD HH:MM:SS[.f]+00` with at most the column's p fraction digits: the
@@ -46,7 +46,7 @@ PostgreSQL text holds, so the single-letter escapes after it are read left to ri
 COPY wrote them; NUL becomes a backslash last. Any other backslash makes the chunk None.
 
 A table with a column of another kind is unsupported (`reason` names the column):
-numeric without a declared precision in `precise` mode (VariableScaleDecimal), bytea,
+real, numeric without a declared precision in `precise` mode (VariableScaleDecimal), bytea,
 interval, timetz, and numeric(p, s) with s outside 0 to p (PostgreSQL 15 allows both).
 A chunk is None when the CSV reader refuses a value (a date or timestamp it cannot
 read: infinity, BC, years past 9999, `24:00:00`; a numeric `NaN`), when a row has
@@ -194,7 +194,9 @@ def _plan(type_oid: int, typmod: int, schema: Schema, convert: object) -> _Colum
         return _Column(arrow_type(schema))
     if convert is float:
         if schema.type is Type.FLOAT32:
-            return _Column(pa.float64(), _cast(pa.float32()))
+            # The record path's value is the double of the text ("1.1"), which a JSON
+            # message prints as such; a float32 column would print 1.100000023841858.
+            return "a real column is a double in the record path, not a float32"
         return _Column(pa.float64())
     if type_oid == BOOL:
         return _Column(pa.bool_())

@@ -78,7 +78,7 @@ CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy', 'back\\slash');
 CREATE TABLE every (
     id bigint PRIMARY KEY, i int, s smallint, o oid,
     t text, v varchar(20), c char(3),
-    d double precision, r real,
+    d double precision,
     n numeric(12, 2), n0 numeric(5, 0), nbig numeric(40, 5),
     tz timestamptz, tz0 timestamptz(0), tz3 timestamptz(3),
     ts timestamp, ts3 timestamp(3), ts0 timestamp(0),
@@ -87,21 +87,21 @@ CREATE TABLE every (
 )
 """
 COLUMNS = (
-    "id, i, s, o, t, v, c, d, r, n, n0, nbig, tz, tz0, tz3, ts, ts3, ts0, "
+    "id, i, s, o, t, v, c, d, n, n0, nbig, tz, tz0, tz3, ts, ts3, ts0, "
     "b, day, clock, clock3, u, j, jb, feel, addr, tags"
 )
 # rows PostgreSQL prints in the plain form: the parser must take every one
 CLEAN_ROWS = [
-    "1, 7, 3, 42, 'plain', 'short', 'abc', 0.25, 1.5, 12.50, 12, 123.45678, "
+    "1, 7, 3, 42, 'plain', 'short', 'abc', 0.25, 12.50, 12, 123.45678, "
     "'2024-01-01 00:00:01+00', '2024-01-01 00:00:01+00', '2024-01-01 00:00:01.5+00', "
     "'2016-11-04 13:51:30.123456', '2016-11-04 13:51:30.123', '2016-11-04 13:51:30', "
     "true, '2016-11-04', '13:51:30.123456', '13:51:30.123', "
     "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": 1}', '{\"b\": [1, 2]}', 'happy', "
     "'10.0.0.1/8', '{a,\"b c\",NULL}'",
     # NULL in every nullable column
-    "2" + ", NULL" * 27,
+    "2" + ", NULL" * 26,
     # empty strings, unicode, and every character COPY escapes (undone, not declined)
-    "3, -2147483648, -32768, 4294967295, '', '', '', -0.0, -0.0, -0.01, -99999, "
+    "3, -2147483648, -32768, 4294967295, '', '', '', -0.0, -0.01, -99999, "
     "-123456789012345678901234567890123.45678, "
     "'1969-12-31 23:59:59.999999+00', '0001-01-01 00:00:00+00', "
     "'9999-12-31 23:59:59.999+00', '1969-12-31 23:59:59.999999', "
@@ -109,24 +109,24 @@ CLEAN_ROWS = [
     "'23:59:59.999', '00000000-0000-0000-0000-000000000000', "
     "'{\"q\": \"a\\\"b\\\\c\\n\"}', '{\"é\": \"日本\"}', 'back\\slash', '::1', '{}'",
     "4, 2147483647, 32767, 0, E'tab\\there\\nnew\\rcr\\\\back\\bbs\\fff\\013vt', "
-    "E'\\\\N', 'x\\y', 'NaN'::float8, 'NaN'::real, 0.05, 0, 0.00001, "
+    "E'\\\\N', 'x\\y', 'NaN'::float8, 0.05, 0, 0.00001, "
     "'2024-02-29 12:00:00.000001+00', '2024-02-29 12:00:00+00', '2024-02-29 12:00:00.001+00', "
     "'1900-02-28 00:00:00.5', '1900-02-28 00:00:00.5', '1900-02-28 00:00:00', NULL, "
     "'1969-12-31', '23:59:59.999999', '00:00:00.5', NULL, '\"\\\\\\\\\"', 'null', 'sad', "
     "NULL, E'{\"tab\\there\"}'",
-    "5, 0, 0, 1, '😀 z̀ 中文', 'ünï', 'ñ', 'Infinity'::float8, 'Infinity'::real, "
+    "5, 0, 0, 1, '😀 z̀ 中文', 'ünï', 'ñ', 'Infinity'::float8, "
     "9999999999.99, 1, 0, '1970-01-01 00:00:00.12345+00', '1970-01-01 00:00:00+00', "
     "'1970-01-01 00:00:00.1+00', '1970-01-01 00:00:00', '1970-01-01 00:00:00', "
     "'1970-01-01 00:00:00', true, '9999-12-31', '12:00:00', '12:00:00', NULL, '[]', '[]', "
     "'ok', NULL, NULL",
-    "6, NULL, NULL, NULL, 'a\tb', NULL, NULL, '-Infinity'::float8, '-Infinity'::real, "
+    "6, NULL, NULL, NULL, 'a\tb', NULL, NULL, '-Infinity'::float8, "
     "-9999999999.99, NULL, NULL, '2000-01-01 00:00:00.999999+00', NULL, "
     "'2000-01-01 00:00:00.999+00', NULL, NULL, NULL, NULL, '2000-01-01', NULL, NULL, NULL, "
     "NULL, NULL, NULL, NULL, NULL",
-    "7, NULL, NULL, NULL, NULL, NULL, NULL, 1e308, 3.4028235e38, NULL, NULL, NULL, "
+    "7, NULL, NULL, NULL, NULL, NULL, NULL, 1e308, NULL, NULL, NULL, "
     "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
     "NULL, NULL",
-    "8, NULL, NULL, NULL, NULL, NULL, NULL, 5e-324, 1e-45, NULL, NULL, NULL, "
+    "8, NULL, NULL, NULL, NULL, NULL, NULL, 5e-324, NULL, NULL, NULL, "
     "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
     "NULL, NULL",
 ]
@@ -225,7 +225,7 @@ def test_text_is_unescaped(every_type: tuple[str, list[bytes]]) -> None:
     assert batch is not None
     assert batch.column(4).to_pylist() == ["tab\there\nnew\rcr\\back\bbs\fff\x0bvt"]
     assert batch.column(5).to_pylist() == ["\\N"]  # a text, not a NULL
-    assert batch.column(27).to_pylist() == ['{"tab\there"}']  # an array's element
+    assert batch.column(26).to_pylist() == ['{"tab\there"}']  # an array's element
 
 
 @pytest.mark.postgres
@@ -346,12 +346,6 @@ GENERATED = [
     (INT8, -1, st.integers(-(2**63), 2**63 - 1).map(str), st.nothing()),
     (INT2, -1, st.integers(-(2**15), 2**15 - 1).map(str), st.nothing()),
     (FLOAT8, -1, st.floats().map(repr).map(lambda r: r.replace("inf", "Infinity")), st.nothing()),
-    (
-        FLOAT4,
-        -1,
-        st.floats(width=32).map(repr).map(lambda r: r.replace("nan", "NaN")),
-        st.nothing(),
-    ),
     (TEXT, -1, _texts.map(_escape), st.just("a\\x41")),
     (UUID, -1, st.uuids().map(str), st.nothing()),
     (NUMERIC, _numeric(12, 2), _numbers(2), st.just("NaN")),
@@ -415,8 +409,6 @@ EDGES = [
     (NUMERIC, _numeric(12, 2), "-0.01"),
     (NUMERIC, _numeric(38, 38), "0.12345678901234567890123456789012345678"),
     (NUMERIC, _numeric(38, 0), "-99999999999999999999999999999999999999"),
-    (FLOAT4, -1, "16777217"),  # between two float32s: ties to even, once
-    (FLOAT4, -1, "0.1"),
 ]
 
 
@@ -428,8 +420,9 @@ def test_edges_are_taken_and_equal(types: TypeOptions, oid: int, mod: int, text:
 
 
 def test_unsupported_columns_name_the_reason() -> None:
-    # bytea, interval, and a numeric(3, 5) (PostgreSQL 15), which pa.array refuses too
-    for oid, mod in ((BYTEA, -1), (INTERVAL, -1), (NUMERIC, _numeric(3, 5))):
+    # real (a double in the record path), bytea, interval, and a numeric(3, 5)
+    # (PostgreSQL 15), which pa.array refuses too
+    for oid, mod in ((FLOAT4, -1), (BYTEA, -1), (INTERVAL, -1), (NUMERIC, _numeric(3, 5))):
         parser = CopyArrowParser(_table_of([(INT4, -1), (oid, mod)], TypeOptions()))
         assert not parser.supported
         assert parser.reason is not None and "'c1'" in parser.reason
