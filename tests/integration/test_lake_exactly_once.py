@@ -1,7 +1,9 @@
 """SparkParquetSink in real `connect standalone` workers (task processes and all):
 SIGKILLed at several points while writing the lake, restarted each time, the Parquet
-dataset read back with Spark equals the log exactly — every record once; and a store
-the task cannot write shows in the task's REST status with the path."""
+dataset read back with Spark equals the log exactly — every record once, whether the
+values reach the sink as bytes (`value.format=json`) or as Arrow batches
+(JsonConverter's `to_arrow`, `put_batches`); and a store the task cannot write shows
+in the task's REST status with the path."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from tests.integration.conftest import connector_file, wait_until
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.spark]
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+JSON = "org.apache.kafka.connect.json.JsonConverter"
 PER_PARTITION = 12_000
 FLUSH = 300
 
@@ -41,8 +44,17 @@ def _published(lake: Path) -> int:
     return len(list((lake / "topics/orders").rglob("*.parquet")))
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        pytest.param({"value.converter": BYTES, "value.format": "json"}, id="bytes"),
+        pytest.param(
+            {"value.converter": JSON, "value.converter.schemas.enable": "true"}, id="batches"
+        ),
+    ],
+)
 def test_sigkill_at_several_points_neither_loses_nor_duplicates(
-    tmp_path: Path, start_worker: Any, spark: Any
+    tmp_path: Path, start_worker: Any, spark: Any, values: dict[str, str]
 ) -> None:
     _fill_log(tmp_path / "log")
     lake = tmp_path / "lake"
@@ -55,8 +67,7 @@ def test_sigkill_at_several_points_neither_loses_nor_duplicates(
             "topics": "orders",
             "store.url": lake.as_uri(),
             "flush.size": str(FLUSH),
-            "value.converter": BYTES,
-            "value.format": "json",
+            **values,
             "partitioner.class": "FieldPartitioner",
             "partition.field.name": "region",
         },

@@ -12,11 +12,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from connect.api import DataError, Schema, TopicPartition
+from connect.api import DataError, Schema, SinkRecord, TopicPartition
 from connect.api.sink_batch import SinkBatch
 from connect.converters import ByteArrayConverter, JsonConverter, SimpleHeaderConverter
 from connect.errors import ErrorPolicy, RetryWithTolerance
 from connect.worker.sink_task import WorkerSinkTask
+from connectors.spark.sink import SparkParquetSinkTask
 from log import FileLog
 from tests.connectors.spark.helpers import (
     ORDER,
@@ -124,9 +125,23 @@ def test_restart_skips_replays_and_the_poll_from_before_the_seek(tmp_path: Path)
     assert again.pre_commit({TP: 30}) == {TP: 30}
 
 
-def _worker_task(tmp_path: Path, log: FileLog, lake: Path) -> WorkerSinkTask:
-    from connectors.spark.sink import SparkParquetSinkTask
+class CountingSink(SparkParquetSinkTask):
+    """Counts what arrives which way."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch_rows = self.record_count = 0
+
+    def put_batches(self, batches: Sequence[SinkBatch]) -> None:
+        self.batch_rows += sum(b.records_in for b in batches)
+        super().put_batches(batches)
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        self.record_count += len(records)
+        super().put(records)
+
+
+def _worker_task(tmp_path: Path, log: FileLog, lake: Path) -> WorkerSinkTask:
     keys = ByteArrayConverter()
     keys.configure({}, True)
     headers = SimpleHeaderConverter()
@@ -134,7 +149,7 @@ def _worker_task(tmp_path: Path, log: FileLog, lake: Path) -> WorkerSinkTask:
     task = WorkerSinkTask(
         "lake",
         0,
-        SparkParquetSinkTask(),
+        CountingSink(),
         {"path": str(lake), "flush.size": "7"},
         log=log,
         topics=["orders"],
@@ -182,3 +197,6 @@ def test_the_runtime_hands_the_sink_batches_and_a_restart_loses_and_repeats_noth
         ids = sorted(r["id"] for r in lake_rows(lake))
         assert ids == [*range(33), *range(100, 110), *range(111, 120)]
         assert again.metrics.records_sent == again.metrics.records_read
+        sink = again.plugin
+        assert isinstance(sink, CountingSink)
+        assert sink.record_count == 0 and sink.batch_rows == again.metrics.records_read
