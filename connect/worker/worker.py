@@ -436,7 +436,7 @@ class Worker:
             return None
         from connect.transforms.chain import TransformChain
 
-        return TransformChain.from_config(props, self.plugins.resolve).apply
+        return TransformChain.from_config(props, self.plugins.resolve)  # callable: apply()
 
     def _topic_creator(self, props: Mapping[str, str]) -> Callable[[str], None]:
         """Create a source topic on first write: the first `topic.creation.groups`

@@ -1,5 +1,11 @@
 """Reading one table of the snapshot: `COPY (SELECT …) TO STDOUT` in a reader thread.
 
+Columnar chunks. Where `copy_arrow` can parse a table's COPY text straight into Arrow
+columns (its types, no escapes in the chunk), a chunk becomes one `SourceBatch` of
+envelopes (`before` null, `after` the row columns, `source` and `op` constant), so the
+runtime unwraps, converts and partitions it a column at a time; a chunk it cannot
+parse becomes records as below. Both give the same events.
+
 The reader thread runs the COPY on the snapshot connection (inside the transaction
 that imported the slot's exported snapshot) and hands the rows' text over in chunks
 through a bounded queue, so memory holds at most `queue depth × chunk` rows whatever
@@ -22,8 +28,10 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg2
+import pyarrow as pa
 
-from connect.api import ConnectError, Schema, SourceRecord, Struct
+from connect.api import ConnectError, Schema, SourceRecord, Struct, arrow
+from connect.api.batches import SourceBatch
 from connectors.postgres import pgoutput as pgo
 from connectors.postgres.columns import (
     FLOAT4,
@@ -36,6 +44,7 @@ from connectors.postgres.columns import (
     copy_unescape,
     make_struct,
 )
+from connectors.postgres.copy_arrow import CopyArrowParser
 from connectors.postgres.envelope import CONNECTOR, SOURCE_SCHEMA, VERSION
 
 __all__ = ["SnapshotPhase", "TableSnapshot", "parse_copy_text"]
@@ -181,10 +190,22 @@ class TableSnapshot:
     def next_rows(self, *, timeout_s: float) -> list[list[Any]] | None:
         """Converted rows of the next chunk; [] when none came within the timeout;
         None once the table has been read."""
+        chunk = self.next_chunk(timeout_s=timeout_s)
+        if not chunk:
+            return chunk  # type: ignore[return-value]
+        return self.rows(chunk)
+
+    def rows(self, chunk: bytes) -> list[list[Any]]:
+        """A chunk's rows, converted field by field (see the module docstring)."""
+        return parse_copy_text(chunk.decode(), self._converters, self._escaped)
+
+    def next_chunk(self, *, timeout_s: float) -> bytes | None:
+        """The COPY text of the next chunk (whole lines); b"" when none came within
+        the timeout; None once the table has been read."""
         try:
             chunk = self._queue.get(timeout=timeout_s)
         except queue.Empty:
-            return []
+            return b""
         if chunk is _DONE:
             self._thread.join()
             if self._error is not None:
@@ -195,7 +216,7 @@ class TableSnapshot:
                     ) from error
                 raise error
             return None
-        return parse_copy_text(chunk.decode(), self._converters, self._escaped)
+        return chunk
 
     def close(self) -> None:
         self._stop.set()
@@ -253,6 +274,7 @@ class SnapshotPhase:
         self._poll_s = poll_s
         self.current: TableSnapshot | None = None
         self.pending: SourceRecord | None = None
+        self._parsers: dict[str, CopyArrowParser | None] = {}
         self.offset = {
             "lsn": self.consistent_lsn,
             "txId": self.xid,
@@ -261,7 +283,7 @@ class SnapshotPhase:
             "last_snapshot_record": False,
         }
 
-    def next_batch(self) -> list[SourceRecord] | None:
+    def next_batch(self) -> list[Any] | None:
         """The next records (the newest is held back until we know whether it is the
         last); None once the snapshot is over."""
         while True:
@@ -272,20 +294,27 @@ class SnapshotPhase:
                 self.current = TableSnapshot(
                     self.conn, table, fetch_rows=self._fetch_rows, batch_rows=self._batch_rows
                 )
-            rows = self.current.next_rows(timeout_s=self._poll_s)
-            if rows is None:  # the table is done
+            current = self.current
+            chunk = current.next_chunk(timeout_s=self._poll_s)
+            if chunk is None:  # the table is done
                 self.current = None
                 continue
-            if not rows:
+            if not chunk:
                 return []
-            return self._records(self.current.table, rows)
+            parser = self._parser(current.table)
+            columns = parser.parse(chunk) if parser is not None else None
+            if columns is None:
+                return self._records(current.table, current.rows(chunk))
+            return self._batch(current.table, columns)
 
-    def _records(self, table: Table, rows: list[list[Any]]) -> list[SourceRecord]:
-        env = self._envelope(table)
-        value_schema = table.value_schema
-        key_schema = table.key_schema
-        key_indexes = table.key_indexes
-        source = make_struct(
+    def _parser(self, table: Table) -> CopyArrowParser | None:
+        if table.qualified not in self._parsers:
+            parser = CopyArrowParser(table)
+            self._parsers[table.qualified] = parser if parser.supported else None
+        return self._parsers[table.qualified]
+
+    def _source(self, table: Table) -> Struct:
+        return make_struct(
             SOURCE_SCHEMA,
             [
                 VERSION,
@@ -302,6 +331,51 @@ class SnapshotPhase:
                 None,
             ],
         )
+
+    def _batch(self, table: Table, rows: pa.RecordBatch) -> list[Any]:
+        """A chunk's events as one SourceBatch (the newest held back as a record, see
+        `next_batch`), equal to what `_records` makes of the same rows."""
+        env = self._envelope(table)
+        n = rows.num_rows
+        fields = {f.name: f for f in env.fields}
+        after = pa.StructArray.from_arrays(rows.columns, fields=list(rows.schema))
+        values = pa.RecordBatch.from_arrays(
+            [
+                pa.nulls(n, after.type),
+                after,
+                arrow.repeat(fields["source"].schema, self._source(table), n),
+                arrow.repeat(fields["op"].schema, "r", n),
+                arrow.repeat(fields["ts_ms"].schema, int(time.time() * 1000), n),
+            ],
+            names=[f.name for f in env.fields],
+        )
+        keys = None
+        if table.key_schema is not None:
+            keys = pa.RecordBatch.from_arrays(
+                [rows.column(i) for i in table.key_indexes],
+                names=[f.name for f in table.key_schema.fields],
+            )
+        batch = SourceBatch(
+            topic=table.topic,
+            value_schema=env,
+            values=values,
+            key_schema=table.key_schema,
+            keys=keys,
+            source_partition=self._partition,
+            source_offset=self.offset,
+        )
+        out: list[Any] = [self.pending] if self.pending is not None else []
+        if n > 1:
+            out.append(batch.slice(0, n - 1))
+        self.pending = batch.slice(n - 1).records()[0]
+        return out
+
+    def _records(self, table: Table, rows: list[list[Any]]) -> list[SourceRecord]:
+        env = self._envelope(table)
+        value_schema = table.value_schema
+        key_schema = table.key_schema
+        key_indexes = table.key_indexes
+        source = self._source(table)
         now = int(time.time() * 1000)
         new = object.__new__
         values: list[Struct] = []

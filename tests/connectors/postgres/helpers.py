@@ -11,6 +11,7 @@ import psycopg2
 import sqlalchemy as sa
 
 from connect.api import SourceRecord, Struct
+from connect.api.batches import SourceBatch
 from connectors.postgres import PostgresCdcSourceTask
 from tests.connectors.fakes import FakeOffsetReader, FakeSourceContext
 
@@ -58,10 +59,19 @@ class Driver:
         self.task.initialize(FakeSourceContext(props, self.reader))
         self.task.start(props)
         self.records: list[SourceRecord] = []
+        self.batches = 0
         self._pending: tuple[Any, Any] | None = None
 
     def poll_once(self) -> list[SourceRecord]:
-        got = self.task.poll() or []
+        """The next poll's records (a snapshot chunk's SourceBatch as its records, the
+        way the runtime takes it when a stage cannot work on columns)."""
+        got: list[SourceRecord] = []
+        for item in self.task.poll() or []:
+            if isinstance(item, SourceBatch):
+                self.batches += 1
+                got += item.records()
+            else:
+                got.append(item)
         for rec in got:
             self.task.commit_record(rec, None)
             if rec.source_offset is not None:
