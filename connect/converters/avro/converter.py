@@ -7,14 +7,20 @@ from io import BytesIO
 from typing import Any, NamedTuple
 
 import orjson
+import pyarrow as pa
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 
+from connect.api.arrow import schema_of
 from connect.api.config import ConfigDef, ConfigType, Importance, at_least, one_of
 from connect.api.data import Schema
 from connect.api.errors import ConfigError, DataError
 from connect.api.headers import Headers
 from connect.api.plugins import Converter, SchemaAndValue
 from connect.converters._batch import pairs
+from connect.converters.avro.arrow_read import decode as decode_columns
+from connect.converters.avro.arrow_read import frame
+from connect.converters.avro.arrow_write import Slot, plan_fields
+from connect.converters.avro.arrow_write import encode as encode_columns
 from connect.converters.avro.client import (
     CachedSchemaRegistryClient,
     RegistryClientError,
@@ -254,6 +260,9 @@ class AvroConverter(Converter):
         self._writers: dict[tuple[str, int], _Writer] = {}
         self._avro_by_schema: dict[int, tuple[Schema, Any, str]] = {}
         self._readers: dict[int, _Reader] = {}
+        # The columnar paths' plans, beside the writer or reader they were made for.
+        self._arrow_writers: dict[int, tuple[_Writer, list[Slot] | None]] = {}
+        self._arrow_readers: dict[int, tuple[_Reader, list[Slot] | None, Any]] = {}
 
     def config(self) -> ConfigDef:
         return config_def()
@@ -298,6 +307,8 @@ class AvroConverter(Converter):
         self._writers.clear()
         self._avro_by_schema.clear()
         self._readers.clear()
+        self._arrow_writers.clear()
+        self._arrow_readers.clear()
 
     def close(self) -> None:
         inner = self.client.inner if self.client is not None else None
@@ -420,6 +431,30 @@ class AvroConverter(Converter):
         blob.release()
         return out
 
+    def from_arrow(self, topic: str, schema: Schema, columns: Any) -> list[bytes] | None:
+        """The columns' rows as messages, byte for byte what `from_connect_batch`
+        writes for their values, computed a column at a time (`arrow_write`); None
+        for a schema or a value that module leaves to the record path."""
+        if not isinstance(columns, pa.RecordBatch):
+            return None
+        if columns.schema.names != [f.name for f in schema.fields]:
+            return None  # `to_connect` reads the columns by field name
+        if columns.num_rows == 0:
+            return []
+        try:
+            writer = self._writer(topic, schema)
+        except (DataError, ValueError, TypeError, KeyError) as exc:
+            raise ConversionError(topic, _reason(exc), direction=TO_BYTES) from exc
+        known = self._arrow_writers.get(id(writer))
+        if known is None or known[0] is not writer:
+            slots = None if writer.raw_bytes else plan_fields(schema, writer.parsed, defaults=True)
+            known = (writer, slots)
+            if len(self._arrow_writers) >= self._cache_size:
+                del self._arrow_writers[next(iter(self._arrow_writers))]
+            self._arrow_writers[id(writer)] = known
+        slots = known[1]
+        return None if slots is None else encode_columns(slots, writer.header, columns)
+
     # ------------------------------------------------------------ bytes → Connect
 
     def _reader(self, topic: str, schema_id: int) -> _Reader:
@@ -525,6 +560,40 @@ class AvroConverter(Converter):
         except Exception:
             return [self.to_connect_data(topic, d) for d in data]
         return pairs(reader.schema, values)
+
+    def to_arrow(self, topic: str, data: Sequence[bytes | None]) -> list[Any] | None:
+        """Runs of messages of one schema id decoded straight into columns
+        (`arrow_read`), each the batch `batch_from_values` makes of what
+        `to_connect_batch` reads; None when a message is malformed, its schema id
+        unknown, or its schema one that module leaves to the record path."""
+        framing = frame(data)
+        if framing is None:
+            return None
+        out = []
+        for schema_id, run in framing.runs():
+            try:
+                reader = self._reader(topic, schema_id)
+            except ConversionError:
+                return None  # the record path raises it for the message it belongs to
+            known = self._arrow_readers.get(schema_id)
+            if known is None or known[0] is not reader:
+                slots = (
+                    None
+                    if reader.raw_bytes
+                    else plan_fields(reader.schema, reader.parsed, defaults=False)
+                )
+                known = (reader, slots, None if slots is None else schema_of(reader.schema))
+                if len(self._arrow_readers) >= self._cache_size:
+                    del self._arrow_readers[next(iter(self._arrow_readers))]
+                self._arrow_readers[schema_id] = known
+            _, slots, arrow_schema = known
+            if slots is None:
+                return None
+            batch = decode_columns(slots, arrow_schema, framing, run)
+            if batch is None:
+                return None
+            out.append((reader.schema, batch, framing.rows[run]))
+        return out
 
 
 def _long(n: int) -> bytes:
