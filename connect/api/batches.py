@@ -82,6 +82,14 @@ class SourceBatch:
             keys=None if self.keys is None else self.keys.slice(start, length),
         )
 
+    def filter(self, mask: Any) -> SourceBatch:
+        """The rows where `mask` (a boolean array) is true, as a batch of their own."""
+        return replace(
+            self,
+            values=self.values.filter(mask),
+            keys=None if self.keys is None else self.keys.filter(mask),
+        )
+
     def records(self) -> list[SourceRecord]:
         """The records this batch stands for, one Python object per value: the way
         every stage that cannot work on columns takes it."""

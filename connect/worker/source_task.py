@@ -119,33 +119,6 @@ class _Landed(Sequence[RecordMetadata]):
         return RecordMetadata(self._topic, self._partition, self._offsets[i], self._timestamps[i])
 
 
-class _BatchRecords(Sequence[SourceRecord]):
-    """A batch's records for `commit_records`, each made only when read (a task
-    usually reads the newest one's offset, if any)."""
-
-    def __init__(self, batch: SourceBatch, rows: Sequence[int] | None = None) -> None:
-        self._batch = batch
-        self._rows = rows
-
-    def __len__(self) -> int:
-        return len(self._batch) if self._rows is None else len(self._rows)
-
-    @overload
-    def __getitem__(self, i: int) -> SourceRecord: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[SourceRecord]: ...
-    def __getitem__(self, i: int | slice) -> SourceRecord | list[SourceRecord]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError(i)
-        i %= n
-        if self._rows is not None:
-            i = self._rows[i]
-        return self._batch.slice(i, i + 1).records()[0]
-
-
 class WorkerSourceTask(WorkerTask):
     def __init__(
         self,
@@ -189,6 +162,7 @@ class WorkerSourceTask(WorkerTask):
         self._wants_commit_record = (
             type(plugin).commit_record is not SourceTask.commit_record
             or type(plugin).commit_records is not SourceTask.commit_records
+            or type(plugin).commit_batch is not SourceTask.commit_batch
         )
         self.metrics = TaskMetrics("source")
 
@@ -280,7 +254,7 @@ class WorkerSourceTask(WorkerTask):
             if out is None or not len(out):
                 self._remember_offsets([batch])
                 if self._wants_commit_record:
-                    self.plugin.commit_records(_BatchRecords(batch), [None] * len(batch))
+                    self.plugin.commit_batch(batch, [None] * len(batch))
                 return None
             encoded = self._encode_batch(out)
         except Exception as exc:  # the record path reports it under the error policy
@@ -337,9 +311,11 @@ class WorkerSourceTask(WorkerTask):
         self.metrics.records_written += len(values)
         self.metrics.log_appends += 1
         if self._wants_commit_record:
-            self.plugin.commit_records(
-                _BatchRecords(original, rows), _Landed(topic, p, offsets, [stamp] * len(values))
-            )
+            if rows is not None:
+                mask = np.zeros(len(original), dtype=bool)
+                mask[rows] = True
+                original = original.filter(mask)
+            self.plugin.commit_batch(original, _Landed(topic, p, offsets, [stamp] * len(values)))
 
     def _send(self, records: list[SourceRecord]) -> None:
         # Step 2

@@ -577,6 +577,13 @@ class PostgresCdcSourceTask(SourceTask):
                 self.commit_record(record, None)
                 return
 
+    def commit_batch(self, batch: Any, metadata: Sequence[RecordMetadata | None]) -> None:
+        """A snapshot chunk's rows share one offset, which has no `lsn_commit`:
+        nothing to remember, and no record to make."""
+        offset = batch.source_offset
+        if offset is not None and offset.get("lsn_commit") is not None:
+            self.commit_records(batch.records()[-1:], metadata[-1:])
+
     def commit(self) -> None:
         """The runtime wrote the offsets: let the server recycle WAL up to them."""
         lsn = self._durable_lsn
