@@ -433,13 +433,14 @@ class WorkerSinkTask(WorkerTask):
             owner = np.minimum(np.searchsorted(lasts, tombstones), len(runs) - 1)
         out = []
         for k, (schema, values, rows) in enumerate(runs):
+            every = len(rows) == n  # the usual case: one run, no tombstones, no copy
             batch = SinkBatch(
                 topic=tp.topic,
                 partition=tp.partition,
                 value_schema=schema,
                 values=values,
-                offsets=offsets[rows],
-                timestamps=stamps[rows],
+                offsets=offsets if every else offsets[rows],
+                timestamps=stamps if every else stamps[rows],
             )
             if tombstones is not None:
                 batch.tombstones = offsets[tombstones[owner == k]]
