@@ -61,6 +61,7 @@ _ENVELOPE = b'{"schema":'
 _PAYLOAD = b',"payload":'
 _NULL_PAYLOAD = b"null}"
 _READ_OPTIONS = pj.ReadOptions(use_threads=False, block_size=64 << 20)
+_BYTES_LIKE = (bytes, bytearray, memoryview)
 _TEMPORAL = {Timestamp.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME}
 _READ_AS = {Timestamp.LOGICAL_NAME: pa.int64(), Date.LOGICAL_NAME: pa.int32()}
 
@@ -336,24 +337,37 @@ class JsonArrowReader:
         its rows; null and empty messages are in none."""
         if type(values) is not list:
             values = list(values)
-        if set(map(type, values)) - {bytes}:  # the fast paths below take bytes only
-            values = [bytes(v) if isinstance(v, (bytearray, memoryview)) else v for v in values]
-        if None in values or b"" in values:
+        # Each test below is one C-level pass; `None in values` and a set of types cost
+        # several times more per message (rich comparisons, hashing).
+        if not all(values):  # a null or empty message: in no run
             present = [i for i, v in enumerate(values) if v]
             positions = np.asarray(present, np.int64)
             return [
                 (schema, batch, positions[rows])
-                for schema, batch, rows in self._read_present([values[i] for i in present])
+                for schema, batch, rows in self._read_bytes([values[i] for i in present])
             ]
-        return self._read_present(values)
+        return self._read_bytes(values)
+
+    def _read_bytes(self, values: list[Any]) -> list[Run]:
+        try:
+            return self._read_present(values)
+        except TypeError:  # bytearray or memoryview messages: the fast paths take bytes
+            if all(type(v) is bytes for v in values):
+                raise
+            strange = {type(v).__name__ for v in values if not isinstance(v, _BYTES_LIKE)}
+            if strange:
+                raise DataError(
+                    f"JSON messages are bytes, not {', '.join(sorted(strange))}"
+                ) from None
+            return self._read_present([v if type(v) is bytes else bytes(v) for v in values])
 
     def _read_present(self, values: list[bytes]) -> list[Run]:
         out: list[Run] = []
         i, n = 0, len(values)
         while i < n:
             first = values[i]
-            if not isinstance(first, bytes):
-                raise DataError(f"JSON messages are bytes, not {type(first).__name__}")
+            if type(first) is not bytes:
+                raise TypeError("not bytes")  # see _read_bytes
             if not first.startswith(_ENVELOPE):
                 if self.strict:
                     raise NotColumnar("a message without the schema envelope")
@@ -371,11 +385,13 @@ class JsonArrowReader:
             prefix, plan = self._plan_for(first)
             # The run's end and its null payloads, found by loops in C.
             rest = values[i:] if i else values
-            same = list(map(bytes.startswith, rest, repeat(prefix)))
-            j = i + (same.index(False) if False in same else len(same))
-            run = rest[: j - i]
+            if all(map(bytes.startswith, rest, repeat(prefix))):  # usual: one schema
+                j = n
+            else:
+                j = i + list(map(bytes.startswith, rest, repeat(prefix))).index(False)
+            run = rest[: j - i] if j < n else rest
             cut = len(prefix)
-            if cut + len(_NULL_PAYLOAD) in set(map(len, run)):
+            if prefix + _NULL_PAYLOAD in run:
                 rows = [i + k for k, v in enumerate(run) if v[cut:] != _NULL_PAYLOAD]
                 if self.strict and not plan.null_ok and len(rows) < len(run):
                     raise DataError("a null payload for a value schema that is required")

@@ -215,3 +215,14 @@ def test_positions_index_the_original_messages() -> None:
     [(_, batch, rows)] = runs
     assert rows.dtype == np.int64 and rows.tolist() == [2, 3, 4, 5]
     assert batch.column("i64").to_pylist() == [i << 40 for i in range(4)]
+
+
+def test_bytes_like_messages_are_read_and_other_values_refused() -> None:
+    conv = converter()
+    data = conv.from_connect_batch("t", [WIDE] * 3, [wide(i) for i in range(3)])
+    mixed = [bytearray(data[0] or b""), memoryview(data[1] or b""), data[2]]
+    [(_, batch, rows)] = conv.to_arrow("t", mixed)  # type: ignore[misc]
+    assert rows.tolist() == [0, 1, 2]
+    assert batch.to_pylist() == record_path(conv, data).to_pylist()
+    with pytest.raises(ConversionError, match="not str"):
+        conv.to_arrow("t", [data[0], "text"])  # type: ignore[list-item]
