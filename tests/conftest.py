@@ -98,3 +98,22 @@ def start_herder(tmp_path: Path) -> Iterator[Callable[..., Any]]:
     for herder, log in started:
         herder.stop()
         log.close()
+
+
+@pytest.fixture
+def batch_fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the SourceBatches some stage took record by record in this test
+    (`records()` calls for more than one row; tasks must run as threads to be seen).
+    A commit_batch that reads a single record is not a fallback."""
+    from connect.api.batches import SourceBatch
+
+    calls: list[int] = []
+    original = SourceBatch.records
+
+    def counting(self: SourceBatch) -> list[Any]:
+        if len(self) > 1:
+            calls.append(len(self))
+        return original(self)
+
+    monkeypatch.setattr(SourceBatch, "records", counting)
+    return calls

@@ -166,33 +166,19 @@ def _run(
     }
 
 
-@pytest.fixture
-def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The sizes of batches that went record by record somewhere (`records()` calls
-    for more than the one record a `commit_records` reads)."""
-    calls: list[int] = []
-    original = SourceBatch.records
-
-    def counting(self: SourceBatch) -> list[SourceRecord]:
-        if len(self) > 1:
-            calls.append(len(self))
-        return original(self)
-
-    monkeypatch.setattr(SourceBatch, "records", counting)
-    return calls
-
-
 @pytest.mark.parametrize("mode", ["batches", "mixed"])
-def test_batches_land_as_their_records_would(start_herder, mode, fallbacks) -> None:
+def test_batches_land_as_their_records_would(start_herder, mode, batch_fallbacks) -> None:
     herder = _herder(start_herder)
     columnar = _run(herder, mode, "columns")
     assert sum(map(len, columnar.values())) == ROWS
     assert all(columnar.values())  # keys hashed across every partition
-    assert not fallbacks
+    assert not batch_fallbacks
     assert columnar == _run(herder, "records", "records")
 
 
-def test_a_transform_without_batch_support_takes_the_record_path(start_herder, fallbacks) -> None:
+def test_a_transform_without_batch_support_takes_the_record_path(
+    start_herder, batch_fallbacks
+) -> None:
     insert = {
         "transforms": "tag",
         "transforms.tag.type": "org.apache.kafka.connect.transforms.InsertField$Value",
@@ -201,12 +187,12 @@ def test_a_transform_without_batch_support_takes_the_record_path(start_herder, f
     }
     herder = _herder(start_herder)
     columnar = _run(herder, "batches", "columns", insert)
-    assert fallbacks  # InsertField works on records
+    assert batch_fallbacks  # InsertField works on records
     assert columnar == _run(herder, "records", "records", insert)
     assert b'"origin":"batch"' in columnar[0][0][1]
 
 
-def test_offsets_and_commit_records_follow_batches(start_herder, fallbacks) -> None:
+def test_offsets_and_commit_records_follow_batches(start_herder, batch_fallbacks) -> None:
     BatchSource.POLLS.clear()
     BatchSource.COMMITTED.clear()
     herder = _herder(start_herder)
@@ -227,7 +213,7 @@ def test_offsets_and_commit_records_follow_batches(start_herder, fallbacks) -> N
     }
     assert all(n == m for _, n, m in BatchSource.COMMITTED)
     wait_until(lambda: herder.offsets.get("src", {"table": "t"}) == {"last": 999})
-    assert fallbacks == []
+    assert batch_fallbacks == []
     # A restart resumes after the committed offset: nothing is polled again.
     herder.restart_connector("src", include_tasks=True)
     polls = len(BatchSource.POLLS)

@@ -41,21 +41,6 @@ UNWRAP = {
 
 
 @pytest.fixture
-def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The sizes of batches some stage took record by record."""
-    calls: list[int] = []
-    original = SourceBatch.records
-
-    def counting(self: SourceBatch) -> list[Any]:
-        if len(self) > 1:
-            calls.append(len(self))
-        return original(self)
-
-    monkeypatch.setattr(SourceBatch, "records", counting)
-    return calls
-
-
-@pytest.fixture
 def batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sizes of the SourceBatches the snapshot emits (tasks run as threads)."""
     made: list[int] = []
@@ -122,7 +107,7 @@ def _herder(start_herder: Callable[..., Any]) -> Any:
 
 @pytest.mark.parametrize("values", [JSON, AVRO], ids=["json", "avro"])
 def test_unwrapped_rows_are_byte_for_byte_the_record_paths(
-    postgres_url, start_herder, monkeypatch, batches, fallbacks, values
+    postgres_url, start_herder, monkeypatch, batches, batch_fallbacks, values
 ) -> None:
     run(postgres_url, TABLE, FILL)
     herder = _herder(start_herder)
@@ -130,7 +115,7 @@ def test_unwrapped_rows_are_byte_for_byte_the_record_paths(
     assert sum(batches) == ROWS - len(batches)  # each chunk's newest row is held back
     assert sum(map(len, columnar.values())) == ROWS
     assert all(columnar[p] for p in range(3))
-    assert not fallbacks  # unwrapped, converted and partitioned as columns
+    assert not batch_fallbacks  # unwrapped, converted and partitioned as columns
     _without_columns(monkeypatch)
     batches.clear()
     records = _snapshot(herder, postgres_url, "recs", {**values, **UNWRAP})
