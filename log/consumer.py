@@ -23,6 +23,10 @@ __all__ = ["Consumer", "RebalanceCallback"]
 
 RebalanceCallback = Callable[[set[TopicPartition]], None]
 _RESET_POLICIES = ("earliest", "latest", "none")
+#: After joining or a move, heartbeat every _SETTLE_HEARTBEAT_S for _SETTLE_S (see
+#: `_heartbeat`); a FileLog heartbeat is a directory listing and a few flock calls.
+_SETTLE_S = 3.0
+_SETTLE_HEARTBEAT_S = 0.1
 
 
 class Consumer:
@@ -60,6 +64,7 @@ class Consumer:
         self._on_assign: RebalanceCallback | None = None
         self._on_revoke: RebalanceCallback | None = None
         self._last_heartbeat = 0.0
+        self._settle_until = 0.0
         self._last_commit = time.monotonic()
         self._rotate = 0
         self._closed = False
@@ -86,6 +91,7 @@ class Consumer:
         self._on_assign, self._on_revoke = on_assign, on_revoke
         self._member = self._log.join_group(self.group_id, self.member_id, list(topics))
         self._last_heartbeat = 0.0
+        self._settle_until = time.monotonic() + _SETTLE_S
         self._heartbeat()
 
     def unsubscribe(self) -> None:
@@ -102,8 +108,16 @@ class Consumer:
             return
         now = time.monotonic()
         # With nothing assigned (e.g. subscribed before the topic exists), look again
-        # soon: a sink must not sit idle for a whole interval once data appears.
-        interval = self.heartbeat_interval_s if self._assigned else 0.05
+        # soon: a sink must not sit idle for a whole interval once data appears. Just
+        # after joining or a move, look often too: the tasks of a connector join one
+        # after another, and the first would otherwise read partitions it is about to
+        # hand over for a whole interval (and the next wait that long for them).
+        if not self._assigned:
+            interval = 0.05
+        elif now < self._settle_until:
+            interval = min(self.heartbeat_interval_s, _SETTLE_HEARTBEAT_S)
+        else:
+            interval = self.heartbeat_interval_s
         if now - self._last_heartbeat < interval:
             return
         self._last_heartbeat = now
@@ -120,6 +134,8 @@ class Consumer:
                 self._paused.discard(tp)
         gained = {tp for tp in target if tp not in self._assigned and member.acquire(tp)}
         self._assigned = sorted((set(self._assigned) - revoked) | gained)
+        if revoked or gained:
+            self._settle_until = now + _SETTLE_S
         if gained and self._on_assign is not None:
             self._on_assign(gained)
 
