@@ -8,8 +8,9 @@ warm JVM, while pyarrow writes the same Arrow table at ~1,000,000 rows/s. So the
 path never leaves Arrow:
 
 - values arrive as Arrow batches (`put_batches`) when the connector's value.converter
-  decodes them into columns (`Converter.to_arrow`: JsonConverter with schemas, by
-  Arrow's JSON reader), with no SinkRecord at all; otherwise records become Arrow
+  decodes them into columns (`Converter.to_arrow`: AvroConverter with numpy,
+  JsonConverter with schemas by Arrow's JSON reader), with no SinkRecord at all;
+  otherwise records become Arrow
   record batches a column at a time (`connect.api.arrow`), or the JSON bytes of
   ByteArrayConverter are decoded by the same reader (`value.format=json`,
   `json_batches`); never a Python dict or Spark Row per record;
