@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
-from connect.api.arrow import to_connect
 from connect.api.data import Schema, Type
 from connect.api.records import SourceRecord
+
+if TYPE_CHECKING:  # pyarrow loads with the first batch: a worker whose sources emit
+    import pyarrow as pa  # records only never imports it
 
 __all__ = ["SourceBatch"]
 
@@ -93,6 +93,8 @@ class SourceBatch:
     def records(self) -> list[SourceRecord]:
         """The records this batch stands for, one Python object per value: the way
         every stage that cannot work on columns takes it."""
+        from connect.api.arrow import to_connect
+
         values = to_connect(self.value_schema, _as_struct(self.values))
         keys = (
             to_connect(self.key_schema, _as_struct(self.keys))
@@ -116,4 +118,6 @@ class SourceBatch:
 
 
 def _as_struct(batch: pa.RecordBatch) -> pa.StructArray:
+    import pyarrow as pa
+
     return pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))

@@ -39,7 +39,7 @@ from __future__ import annotations
 import decimal as _decimal
 import json as _stdlib_json
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -52,8 +52,6 @@ from connect.converters._base import CONVERTER_TYPE_CONFIG as CONVERTER_TYPE_CON
 from connect.converters._base import DataHeaderConverter, converter_type, define_type
 from connect.converters._batch import pairs
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
-from connect.converters.json_arrow_read import JsonArrowReader, NotColumnar
-from connect.converters.json_arrow_write import write_arrow
 from connect.converters.json_columns import BatchWriter, Fallback, compile_batch_writer
 from connect.converters.json_columns_read import BatchDecoder, compile_batch_decoder
 from connect.converters.json_schema import schema_from_json, schema_to_json
@@ -67,6 +65,9 @@ from connect.converters.json_values import (
     dumps_schemaless,
     encode_schemaless,
 )
+
+if TYPE_CHECKING:  # pyarrow loads only in processes that take the columnar paths
+    from connect.converters.json_arrow_read import JsonArrowReader
 
 __all__ = ["JsonConverter"]
 
@@ -334,6 +335,8 @@ class JsonConverter(DataHeaderConverter):
         (`json_arrow_write`), byte for byte what `from_connect_batch` writes; None
         (record by record) for what it cannot write exactly, including bad values,
         so that the record path names them."""
+        from connect.converters.json_arrow_write import write_arrow
+
         try:
             writer = self._writer(schema)
         except DataError:
@@ -447,6 +450,8 @@ class JsonConverter(DataHeaderConverter):
         by record as well, so the record path names the bad one."""
         if not self.schemas_enabled:
             return None
+        from connect.converters.json_arrow_read import JsonArrowReader, NotColumnar
+
         reader = self._arrow_reader
         if reader is None:
             reader = self._arrow_reader = JsonArrowReader(

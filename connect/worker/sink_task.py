@@ -36,9 +36,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from operator import itemgetter
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from connect.api import (
     ConnectError,
@@ -54,13 +52,15 @@ from connect.api import (
     TopicPartition,
 )
 from connect.api.data import Type
-from connect.api.sink_batch import SinkBatch
 from connect.errors import DeadLetterQueueReporter, ErrorContext, RetryWithTolerance, Stage
 from connect.metrics.task import TaskMetrics
 from connect.worker.task_base import StatusListener, WorkerTask
 from log import Consumer, Log, LogError
 from log import TopicPartition as LogTopicPartition
 from log.records import Record
+
+if TYPE_CHECKING:  # numpy and pyarrow load with the first batch (a record-only sink never)
+    from connect.api.sink_batch import SinkBatch
 
 __all__ = ["WorkerSinkTask"]
 
@@ -165,7 +165,7 @@ def _sink_records(
 
 
 #: What one delivery hands over, kept for a redelivery after a RetriableError.
-_Delivery = tuple[list[SinkBatch], list[Chunk], list[SinkRecord]]
+_Delivery = tuple[list["SinkBatch"], list[Chunk], list[SinkRecord]]
 
 
 class WorkerSinkTask(WorkerTask):
@@ -393,6 +393,10 @@ class WorkerSinkTask(WorkerTask):
         converter answers None or raises (the record path then dead-letters what is
         bad, per errors.tolerance), or decodes no row (nothing but tombstones), or
         breaks the contract of `Converter.to_arrow` (rows out of order)."""
+        import numpy as np
+
+        from connect.api.sink_batch import SinkBatch
+
         try:
             runs = self._value_converter.to_arrow(tp.topic, list(map(_value_of, polled)))
         except Exception as exc:  # the record path says what is wrong, per record

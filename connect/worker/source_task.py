@@ -34,8 +34,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
 
-import numpy as np
-
 from connect.api import (
     Converter,
     HeaderConverter,
@@ -263,6 +261,8 @@ class WorkerSourceTask(WorkerTask):
         if encoded is None:
             return self._send(batch.records())
         keys, values = encoded
+        import numpy as np  # loaded by the batch's own columns already
+
         topic = out.topic
         count = self._partition_count(topic)
         if out.kafka_partition is not None:
@@ -312,6 +312,8 @@ class WorkerSourceTask(WorkerTask):
         self.metrics.log_appends += 1
         if self._wants_commit_record:
             if rows is not None:
+                import numpy as np
+
                 mask = np.zeros(len(original), dtype=bool)
                 mask[rows] = True
                 original = original.filter(mask)
