@@ -12,7 +12,8 @@ The hierarchy, drawn so a caller can see what to catch::
     ├── CorruptRecordError          a batch whose length or CRC does not check out
     ├── NoOffsetForPartitionError   no committed offset and auto.offset.reset=none
     ├── LockTimeoutError            another writer held the partition lock for too long
-    └── LogClosedError              a call on a log that was closed
+    ├── LogClosedError              a call on a log that was closed
+    └── LogNotFoundError            a log opened to read (create=False) whose directory is missing
 
 Every exception keeps its facts as attributes (topic, partition, offset, path,
 position) and builds its message from them, so callers never parse messages.
@@ -28,6 +29,7 @@ __all__ = [
     "LockTimeoutError",
     "LogClosedError",
     "LogError",
+    "LogNotFoundError",
     "NoOffsetForPartitionError",
     "OffsetOutOfRangeError",
     "TopicExistsError",
@@ -129,3 +131,13 @@ class LockTimeoutError(LogError):
 class LogClosedError(LogError):
     def __init__(self, what: str = "log") -> None:
         super().__init__(f"{what} is closed")
+
+
+class LogNotFoundError(LogError):
+    """A log opened only to read, at a path that is no directory: a mistyped `log.dir`
+    must be reported, not answered with an empty log created in its place."""
+
+    def __init__(self, path: str, reason: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"no log at {path}" + (f" ({reason})" if reason else ""))

@@ -29,6 +29,7 @@ from log.config import TopicConfig
 from log.errors import (
     InvalidConfigError,
     LogClosedError,
+    LogNotFoundError,
     TopicExistsError,
     UnknownTopicOrPartitionError,
 )
@@ -68,7 +69,9 @@ class FileLog:
     `auto_create_topics` creates a topic with `num_partitions` on first append, as
     Kafka's `auto.create.topics.enable` does. `background` runs retention,
     compaction and `flush.ms` in a daemon thread; tests pass False and call
-    `run_maintenance()` with an injected clock instead.
+    `run_maintenance()` with an injected clock instead. `create=False` opens an
+    existing log only (LogNotFoundError otherwise): readers such as the CLI's
+    `topics` or the Spark source must not turn a mistyped path into a new empty log.
     """
 
     def __init__(
@@ -80,9 +83,14 @@ class FileLog:
         auto_create_topics: bool = False,
         num_partitions: int = 1,
         maintenance_interval_s: float = 5.0,
+        create: bool = True,
     ) -> None:
         self.directory = Path(directory).resolve()
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        elif not self.directory.is_dir():
+            reason = "not a directory" if self.directory.exists() else None
+            raise LogNotFoundError(str(self.directory), reason)
         self.clock = clock
         self.auto_create_topics = auto_create_topics
         self.num_partitions = num_partitions
