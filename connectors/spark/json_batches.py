@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from connect.api import DataError
+from connect.api.arrow import file_batch
 from connect.converters.json_arrow_read import JsonArrowReader
 
 __all__ = ["JsonBatchDecoder"]
@@ -39,4 +40,7 @@ class JsonBatchDecoder:
                 "value.converter=ByteArrayConverter; with value.converter=JsonConverter "
                 "leave value.format unset)"
             ) from exc
-        return [(batch, rows) for _, batch, rows in runs]
+        return [
+            (batch if schema is None else file_batch(schema, batch), rows)
+            for schema, batch, rows in runs
+        ]

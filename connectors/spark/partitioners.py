@@ -130,7 +130,9 @@ class Partitioner:
         if column.null_count:
             raise DataError(f"timestamp.field: {self._ts_field!r} is null in some records")
         if pa.types.is_timestamp(column.type):
-            column = pc.cast(column, pa.timestamp("ms", tz=column.type.tz)).cast(pa.int64())
+            # floored to ms first: a µs timestamp (a MicroTimestamp's) is no whole ms
+            floored = pc.floor_temporal(column, unit="millisecond")
+            column = floored.cast(pa.timestamp("ms", tz=column.type.tz)).cast(pa.int64())
         elif pa.types.is_string(column.type):
             parsed = pc.strptime(column, "%Y-%m-%dT%H:%M:%S", "ms", error_is_null=True)
             column = parsed.cast(pa.int64())

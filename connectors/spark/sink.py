@@ -25,7 +25,8 @@ JsonConverter's record path turns each message into a Struct of Python objects a
 ByteArrayConverter) skips them, while the Spark writer alone would cap the sink near
 130,000.
 Either way the files are Spark's: Hive-style directories, types Spark maps one to one
-(decimals, dates, timestamps), one schema per file, so
+(decimals, dates, timestamps; Debezium's temporal types as dates and timestamps too,
+`connect.api.arrow.file_batch`), one schema per file, so
 `spark.read.option("mergeSchema", "true").parquet(<store>/<topics.dir>/<topic>)` reads
 a topic as one table across schema changes.
 
@@ -53,7 +54,7 @@ from connect.api import (
     SinkTask,
     TopicPartition,
 )
-from connect.api.arrow import batch_from_values
+from connect.api.arrow import batch_from_values, file_batch
 from connect.api.sink_batch import SinkBatch
 from connectors.spark.config import CONFIG, SinkSettings, parse
 from connectors.spark.json_batches import JsonBatchDecoder
@@ -201,7 +202,8 @@ class SparkParquetSinkTask(SinkTask):
                     "behavior.on.null.values=ignore skips such records"
                 )
             if len(batch):
-                writer.write(batch.values, batch.offsets, batch.timestamps)
+                values = file_batch(batch.value_schema, batch.values)
+                writer.write(values, batch.offsets, batch.timestamps)
             if len(batch.tombstones) and int(batch.tombstones[-1]) >= (writer.consumed or 0):
                 writer.skip(int(batch.tombstones[-1]))
             # The same partition may come again in this poll (another schema): its
@@ -224,7 +226,7 @@ class SparkParquetSinkTask(SinkTask):
         stamps = np.fromiter((r.timestamp or 0 for r in run), np.int64, n)
         values = [r.value for r in run]
         if self._decoder is None:
-            writer.write(batch_from_values(schema, values), offsets, stamps)
+            writer.write(file_batch(schema, batch_from_values(schema, values)), offsets, stamps)
             return
         for batch, rows in self._decoder.decode(values):
             writer.write(batch, offsets[rows], stamps[rows])
