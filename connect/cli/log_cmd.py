@@ -1,8 +1,12 @@
 """`connect log …`: look into and drive the embedded log, like kcat / kafka-topics.
 
 The log directory comes from `--log-dir` or from the `log.dir` key of a worker
-config (`--worker-config`). Bad input gets one line on stderr and exit status 1,
-never a traceback.
+config (`--worker-config`), given before or after the subcommand; a relative
+`log.dir` is relative to the current directory, as it is for a worker started there.
+Only `create` and `produce` create a missing log directory; every other subcommand
+says `no log at PATH` instead of reading an empty log made on the spot. Bad input
+gets one line on stderr and exit status 1, never a traceback; Ctrl-C exits 130 once
+the command has stopped cleanly (see `_consume` and `_dump`).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 import time
@@ -18,8 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from connect.cli.options import Interrupted, add_everywhere
 from connect.cli.progress import Progress
-from log import Consumer, FileLog, LogError, Producer, TopicPartition
+from log import Consumer, FileLog, LogError, LogNotFoundError, Producer, TopicPartition
 
 __all__ = ["register"]
 
@@ -34,17 +40,19 @@ def register(commands: Any) -> None:
         help="inspect and use the embedded log",
         description="Inspect and use the embedded log.",
     )
-    parser.add_argument("--log-dir", help="the log directory")
-    parser.add_argument("--worker-config", help="a worker config JSON whose log.dir is used")
     sub = parser.add_subparsers(dest="log_command", metavar="SUBCOMMAND", required=True)
 
-    p = sub.add_parser("topics", help="list topics")
+    p = sub.add_parser("topics", help="list topics", description="List the topics of the log.")
     p.add_argument("--all", action="store_true", help="include internal topics")
     p.set_defaults(handler=_topics)
 
-    p = sub.add_parser("create", help="create a topic")
-    p.add_argument("topic")
-    p.add_argument("--partitions", type=int, default=1)
+    p = sub.add_parser(
+        "create",
+        help="create a topic (and the log directory if it is missing)",
+        description="Create a topic, and the log directory if it does not exist yet.",
+    )
+    p.add_argument("topic", help="the new topic's name ([a-zA-Z0-9._-], at most 249)")
+    p.add_argument("--partitions", type=int, default=1, help="number of partitions")
     p.add_argument(
         "--config",
         action="append",
@@ -52,34 +60,83 @@ def register(commands: Any) -> None:
         metavar="KEY=VALUE",
         help="topic config, e.g. cleanup.policy=compact (repeatable)",
     )
-    p.set_defaults(handler=_create)
+    p.set_defaults(handler=_create, creates_log=True)
 
-    p = sub.add_parser("describe", help="partitions, offsets, size and config of a topic")
-    p.add_argument("topic")
+    p = sub.add_parser(
+        "describe",
+        help="partitions, offsets, size and config of a topic",
+        description="Show a topic's partitions (earliest and latest offsets, size, "
+        "segments) and the config it overrides.",
+    )
+    p.add_argument("topic", help="the topic")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_describe)
 
-    p = sub.add_parser("alter", help="change topic config or add partitions")
-    p.add_argument("topic")
-    p.add_argument("--partitions", type=int, help="grow to this many partitions")
-    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
+    p = sub.add_parser(
+        "alter",
+        help="change topic config or add partitions",
+        description="Change a topic's config or add partitions (never fewer).",
+    )
+    p.add_argument("topic", help="the topic")
+    p.add_argument(
+        "--partitions", type=int, help="grow to this many partitions (default: unchanged)"
+    )
+    p.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set this topic config key (repeatable; default: none changed)",
+    )
     p.set_defaults(handler=_alter)
 
-    p = sub.add_parser("produce", help="append lines from stdin to a topic")
-    p.add_argument("topic")
-    p.add_argument("--key-separator", help="split each line into key and value at this string")
-    p.add_argument("--partition", type=int, help="write to this partition only")
-    p.set_defaults(handler=_produce)
+    p = sub.add_parser(
+        "produce",
+        help="append lines from stdin to a topic",
+        description="Append each line of stdin to a topic as one record (the log "
+        "directory is created if it is missing; the topic must exist).",
+    )
+    p.add_argument("topic", help="an existing topic")
+    p.add_argument(
+        "--key-separator",
+        help="split each line into key and value at this string (default: no key)",
+    )
+    p.add_argument(
+        "--partition",
+        type=int,
+        help="write to this partition only (default: by key, keyless lines spread)",
+    )
+    p.set_defaults(handler=_produce, creates_log=True)
 
-    p = sub.add_parser("consume", help="print records of a topic")
-    p.add_argument("topic")
+    p = sub.add_parser(
+        "consume",
+        help="print records of a topic",
+        description="Print the records of a topic as they arrive, until --max-messages, "
+        "--timeout-ms or Ctrl-C (exit 130; with --group, what was printed is committed).",
+    )
+    p.add_argument("topic", help="the topic")
     start = p.add_mutually_exclusive_group()
-    start.add_argument("--from-beginning", action="store_true")
+    start.add_argument(
+        "--from-beginning",
+        action="store_true",
+        help="start at each partition's earliest offset (default: the end, or the "
+        "group's committed offsets)",
+    )
     start.add_argument("--offset", type=int, help="start at this offset (needs --partition)")
-    p.add_argument("--partition", type=int)
-    p.add_argument("--max-messages", type=int)
-    p.add_argument("--group", help="consume as this consumer group and commit its offsets")
-    p.add_argument("--timeout-ms", type=int, help="exit after this long without a record")
+    p.add_argument("--partition", type=int, help="read this partition only (default: all)")
+    p.add_argument(
+        "--max-messages", type=int, help="exit after this many records (default: no limit)"
+    )
+    p.add_argument(
+        "--group",
+        help="consume as this consumer group and commit its offsets (default: no group, "
+        "nothing committed)",
+    )
+    p.add_argument(
+        "--timeout-ms",
+        type=int,
+        help="exit after this long without a record (default: follow until Ctrl-C)",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -94,42 +151,77 @@ def register(commands: Any) -> None:
         description=(
             "Write every record of a topic, from each partition's earliest offset to its "
             "end when the dump starts, as JSON lines (the format of consume --json); a "
-            "progress bar shows on a terminal's stderr."
+            "progress bar shows on a terminal's stderr. With --output the file appears "
+            "only once the dump is complete: an interrupted or failed dump leaves no file "
+            "(and an older file of that name as it was)."
         ),
     )
-    p.add_argument("topic")
-    p.add_argument("--output", "-o", help="write to this file (default: stdout)")
+    p.add_argument("topic", help="the topic")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to this file (default: stdout)")
     shown = p.add_mutually_exclusive_group()
     shown.add_argument(
-        "--progress", action="store_true", default=None, help="always show the progress bar"
+        "--progress",
+        action="store_true",
+        default=None,
+        help="always show the progress bar (default: only when stderr is a terminal)",
     )
     shown.add_argument("--no-progress", dest="progress", action="store_false", help="never show it")
     p.set_defaults(handler=_dump, json=True)
 
-    p = sub.add_parser("delete", help="delete a topic and its data")
-    p.add_argument("topic")
+    p = sub.add_parser(
+        "delete", help="delete a topic and its data", description="Delete a topic and its data."
+    )
+    p.add_argument("topic", help="the topic")
     p.set_defaults(handler=_delete)
 
-    p = sub.add_parser("groups", help="list consumer groups and their committed offsets")
+    p = sub.add_parser(
+        "groups",
+        help="list consumer groups and their committed offsets",
+        description="List consumer groups with each partition's committed offset, end and lag.",
+    )
     p.set_defaults(handler=_groups)
 
-    parser.set_defaults(run=_run)
+    add_everywhere(parser, sub, _add_log_options)
+    parser.set_defaults(run=_run, creates_log=False)
+
+
+def _add_log_options(parser: argparse.ArgumentParser, *, inherited: bool) -> None:
+    """Where the log is: on `connect log` and on each of its subcommands (see
+    `connect.cli.options.add_everywhere`)."""
+    default = argparse.SUPPRESS if inherited else None
+    parser.add_argument(
+        "--log-dir",
+        default=default,
+        metavar="DIR",
+        help="the log directory (default: --worker-config's log.dir; one of them is needed)",
+    )
+    parser.add_argument(
+        "--worker-config",
+        default=default,
+        metavar="WORKER.json",
+        help="take the log directory from this worker config's log.dir (relative to the "
+        "current directory, as for a worker started here)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
     try:
         with _open_log(args) as log:
             return int(args.handler(log, args) or 0)
+    except BrokenPipeError:
+        # The reader of our stdout went away (`… | head`): done, quietly. Point stdout
+        # at /dev/null so the interpreter's final flush does not fail once more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (CliError, LogError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        return 0
 
 
 @contextmanager
 def _open_log(args: argparse.Namespace) -> Iterator[FileLog]:
     directory = args.log_dir
+    origin = ""
     if directory is None and args.worker_config:
         try:
             config = json.loads(Path(args.worker_config).read_text())
@@ -142,9 +234,17 @@ def _open_log(args: argparse.Namespace) -> Iterator[FileLog]:
             raise CliError(f"worker config {args.worker_config} has no log.dir")
         if not isinstance(directory, str):
             raise CliError(f"log.dir in {args.worker_config} must be a string")
+        if not Path(directory).is_absolute():
+            origin = (
+                f" (log.dir {directory!r} of {args.worker_config} is relative to the "
+                "current directory, as for a worker started here)"
+            )
     if directory is None:
         raise CliError("no log directory: pass --log-dir DIR or --worker-config FILE")
-    log = FileLog(directory, background=False)
+    try:
+        log = FileLog(directory, background=False, create=args.creates_log)
+    except LogNotFoundError as exc:
+        raise CliError(f"{exc}{origin}") from None
     try:
         yield log
     finally:
@@ -224,20 +324,30 @@ def _produce(log: FileLog, args: argparse.Namespace) -> None:
         raise CliError(f"topic {args.topic} has no partition {args.partition} (it has {count})")
     sep = args.key_separator
     sent = 0
-    with Producer(log, linger_ms=50) as producer:
-        for raw in sys.stdin.buffer:
-            line = raw.rstrip(b"\r\n")
-            key = None
-            if sep is not None:
-                k, found, v = line.partition(sep.encode())
-                if found:
-                    key, line = k, v
-            producer.send(args.topic, line, key, partition=args.partition)
-            sent += 1
+    try:
+        # Leaving the block flushes: on Ctrl-C every line read so far is appended.
+        with Producer(log, linger_ms=50) as producer:
+            for raw in sys.stdin.buffer:
+                line = raw.rstrip(b"\r\n")
+                key = None
+                if sep is not None:
+                    k, found, v = line.partition(sep.encode())
+                    if found:
+                        key, line = k, v
+                producer.send(args.topic, line, key, partition=args.partition)
+                sent += 1
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"interrupted: produced {sent} record(s) to {args.topic}, every line read"
+        ) from None
     print(f"produced {sent} record(s) to {args.topic}", file=sys.stderr)
 
 
 def _consume(log: FileLog, args: argparse.Namespace) -> None:
+    """Poll and print until a limit or Ctrl-C. Ctrl-C only sets a flag the loop reads
+    between polls: a KeyboardInterrupt between a poll and its print would let a
+    group's final commit cover records never printed. After the consumer closed
+    (committing what was printed), the interrupt goes on to `connect` (exit 130)."""
     count = log.partition_count(args.topic)
     if args.partition is not None and not 0 <= args.partition < count:
         raise CliError(f"topic {args.topic} has no partition {args.partition} (it has {count})")
@@ -280,10 +390,16 @@ def _consume(log: FileLog, args: argparse.Namespace) -> None:
             records = consumer.poll(0.2, max_records=limit)
             if records:
                 idle_since = time.monotonic()
-                for rec in records:
-                    out.write(_format(rec, args))
+                try:
+                    out.write("".join(_format(rec, args) for rec in records))
+                    out.flush()
+                except BrokenPipeError:
+                    # The reader went away: none of this poll counts as printed, so
+                    # the group's closing commit must not cover it.
+                    for tp, offset in _first_offsets(records).items():
+                        consumer.seek(tp, offset)
+                    raise
                 printed += len(records)
-                out.flush()
             if args.max_messages is not None and printed >= args.max_messages:
                 break
             if (
@@ -292,8 +408,20 @@ def _consume(log: FileLog, args: argparse.Namespace) -> None:
             ):
                 break
     finally:
-        signal.signal(signal.SIGINT, previous)
-        consumer.close()
+        try:
+            consumer.close()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    if stop["now"]:
+        raise KeyboardInterrupt
+
+
+def _first_offsets(records: list[Any]) -> dict[TopicPartition, int]:
+    """Each partition's first offset among `records`."""
+    firsts: dict[TopicPartition, int] = {}
+    for rec in records:
+        firsts.setdefault(TopicPartition(rec.topic, rec.partition), rec.offset)
+    return firsts
 
 
 def _text(data: bytes | None) -> str | None:
@@ -326,21 +454,69 @@ def _format(rec: Any, args: argparse.Namespace) -> str:
 
 def _dump(log: FileLog, args: argparse.Namespace) -> None:
     """Read partition by partition up to the ends seen at the start (the known end the
-    progress bar counts offsets towards; compacted gaps count as done)."""
+    progress bar counts offsets towards; compacted gaps count as done).
+
+    With --output:
+    1. Write to OUTPUT.partial beside it (a name that says what it holds if even this
+       process is killed).
+    2. Complete: fsync it and rename it to OUTPUT, replacing any older file at once.
+    3. Interrupted or failed: remove OUTPUT.partial and say OUTPUT was not written;
+       an older OUTPUT is left as it was.
+    """
     count = log.partition_count(args.topic)
     spans = [
         (p, log.earliest_offset(args.topic, p), log.latest_offset(args.topic, p))
         for p in range(count)
     ]
     total = sum(end - start for _, start, end in spans)
-    with contextlib.ExitStack() as stack:
-        out = (
-            stack.enter_context(open(args.output, "w", encoding="utf-8"))
-            if args.output
-            else sys.stdout
-        )
-        progress = stack.enter_context(Progress(total, label=args.topic, enabled=args.progress))
-        written = 0
+    if not args.output:
+        try:
+            _dump_spans(log, args, spans, total, sys.stdout)
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"interrupted: the dump of {args.topic} on stdout is partial"
+            ) from None
+        return
+    target = Path(args.output)
+    partial = target.with_name(target.name + ".partial")
+    done = False
+    written = 0
+    try:
+        # Step 1
+        with open(partial, "w", encoding="utf-8") as out:
+            written = _dump_spans(log, args, spans, total, out)
+            # Step 2
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(partial, target)
+        done = True
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"interrupted: {args.output} not written (the dump of {args.topic} was "
+            f"incomplete; its partial file was removed)"
+        ) from None
+    except (LogError, OSError, ValueError) as exc:
+        raise CliError(
+            f"{args.output} not written, the dump of {args.topic} failed: {exc}"
+        ) from None
+    finally:
+        # Step 3
+        if not done:
+            with contextlib.suppress(FileNotFoundError):
+                partial.unlink()
+    print(f"dumped {written} record(s) of {args.topic} to {args.output}", file=sys.stderr)
+
+
+def _dump_spans(
+    log: FileLog,
+    args: argparse.Namespace,
+    spans: list[tuple[int, int, int]],
+    total: int,
+    out: Any,
+) -> int:
+    """Write the records of `spans` (partition, start, end) to `out`; how many."""
+    written = 0
+    with Progress(total, label=args.topic, enabled=args.progress) as progress:
         for p, start, end in spans:
             offset = start
             while offset < end:
@@ -353,8 +529,7 @@ def _dump(log: FileLog, args: argparse.Namespace) -> None:
                 progress.advance(records[-1].offset + 1 - offset)
                 offset = records[-1].offset + 1
             progress.advance(end - offset)  # whatever compaction or retention left out
-    if args.output:
-        print(f"dumped {written} record(s) of {args.topic} to {args.output}", file=sys.stderr)
+    return written
 
 
 def _delete(log: FileLog, args: argparse.Namespace) -> None:

@@ -13,8 +13,8 @@
 
 Changing offsets needs the connector STOPPED (`PUT /connectors/NAME/stop`), as Kafka
 Connect's offsets API requires; the commands say so instead of trying. Each command
-takes `--url`, `--json` and the basic-auth options of `connect status`; a failure is
-one line on stderr and exit status 1.
+takes `--url`, `--json` and the basic-auth options of `connect status` (`offsets`
+before or after its action); a failure is one line on stderr and exit status 1.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from connect.cli.options import add_everywhere
 from connect.cli.rest_client import CliRestError, add_rest_options, call, path_name
 
 __all__ = ["register"]
@@ -60,8 +61,7 @@ def register(commands: Any) -> None:
     )
     sub = parser.add_subparsers(dest="offsets_command", metavar="ACTION", required=True)
     p = sub.add_parser("get", help="print the committed offsets")
-    p.add_argument("connector")
-    add_rest_options(p)
+    p.add_argument("connector", help="the connector's name")
     p.set_defaults(run=_guarded(_get))
 
     p = sub.add_parser(
@@ -73,7 +73,7 @@ def register(commands: Any) -> None:
             "for a sink connector --sink TOPIC:PARTITION=OFFSET may be given instead."
         ),
     )
-    p.add_argument("connector")
+    p.add_argument("connector", help="the connector's name")
     p.add_argument("offsets", nargs="?", help="JSON, @FILE or -")
     p.add_argument(
         "--sink",
@@ -82,22 +82,21 @@ def register(commands: Any) -> None:
         metavar="TOPIC:PARTITION=OFFSET",
         help="a sink partition's new offset (repeatable)",
     )
-    add_rest_options(p)
     p.set_defaults(run=_guarded(_set))
 
     p = sub.add_parser(
         "reset",
         help="reset offsets of a STOPPED connector (or, for a sink, move them to a time)",
     )
-    p.add_argument("connector")
+    p.add_argument("connector", help="the connector's name")
     p.add_argument(
         "--to-datetime",
         metavar="ISO-8601",
         help="sink connectors: the first record at or after this time in each partition "
         "(e.g. 2026-11-01T00:00:00Z; a time without an offset is UTC)",
     )
-    add_rest_options(p)
     p.set_defaults(run=_guarded(_reset))
+    add_everywhere(parser, sub, add_rest_options)
 
 
 def _guarded(command: Any) -> Any:

@@ -17,7 +17,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["DEFAULT_URL", "CliRestError", "add_rest_options", "call", "path_name"]
+__all__ = ["DEFAULT_URL", "CliRestError", "add_rest_options", "call", "path_name", "rest_url"]
 
 DEFAULT_URL = "http://127.0.0.1:8083"
 
@@ -30,22 +30,57 @@ class CliRestError(Exception):
         self.status = status
 
 
-def add_rest_options(parser: argparse.ArgumentParser) -> None:
+def add_rest_options(parser: argparse.ArgumentParser, *, inherited: bool = False) -> None:
+    """The REST options on `parser`; `inherited=True` for a subcommand whose group has
+    them too (see `connect.cli.options.add_everywhere`): given there, they win."""
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if inherited else value
+
     parser.add_argument(
         "--url",
-        default=os.environ.get("CONNECT_REST_URL", DEFAULT_URL),
-        help=f"the worker's REST API (default $CONNECT_REST_URL or {DEFAULT_URL})",
+        type=rest_url,
+        default=default(os.environ.get("CONNECT_REST_URL") or DEFAULT_URL),
+        help="the worker's REST API; a URL without a scheme means http:// "
+        f"(default: $CONNECT_REST_URL or {DEFAULT_URL})",
     )
     parser.add_argument(
-        "--user", default=os.environ.get("CONNECT_REST_USER"), help="basic-auth user"
+        "--user",
+        default=default(os.environ.get("CONNECT_REST_USER")),
+        help="basic-auth user (default: $CONNECT_REST_USER)",
     )
     parser.add_argument(
         "--password",
-        default=os.environ.get("CONNECT_REST_PASSWORD"),
-        help="basic-auth password (better: $CONNECT_REST_PASSWORD)",
+        default=default(os.environ.get("CONNECT_REST_PASSWORD")),
+        help="basic-auth password (default: $CONNECT_REST_PASSWORD, better than the flag, "
+        "which other users can see in the process list)",
     )
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds (default 10)")
-    parser.add_argument("--json", action="store_true", help="print the API's JSON")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=default(10.0),
+        help="seconds to wait for the worker's answer (default: 10)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print the API's JSON instead of a table",
+    )
+
+
+def rest_url(text: str) -> str:
+    """`--url` as a base URL: `host:port` means `http://host:port` (as curl reads it);
+    a scheme other than http or https is a usage error, not a failed request."""
+    url = text.strip().rstrip("/")
+    if "://" not in url:
+        url = "http://" + url
+    scheme = url.partition("://")[0].lower()
+    if scheme not in ("http", "https"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http:// or https:// URL")
+    if not url.partition("://")[2]:
+        raise argparse.ArgumentTypeError(f"{text!r} names no host")
+    return url
 
 
 def path_name(name: str) -> str:

@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 from connect.api import ConfigError, ConnectError
+from connect.cli.options import EXIT_INTERRUPTED
 from log import LogError
 
 __all__ = ["register"]
@@ -23,11 +24,14 @@ def register(commands: Any) -> None:
         help="run a standalone worker",
         description="Run a standalone worker with the embedded log.",
     )
-    parser.add_argument("worker_config", metavar="WORKER.json")
-    parser.add_argument("connector_configs", metavar="CONNECTOR.json", nargs="*")
+    parser.add_argument("worker_config", metavar="WORKER.json", help="the worker config")
     parser.add_argument(
-        "--log-level", default="INFO", help="logging level of the worker (default INFO)"
+        "connector_configs",
+        metavar="CONNECTOR.json",
+        nargs="*",
+        help="connector configs to run (default: none, add them through the REST API)",
     )
+    parser.add_argument("--log-level", default="INFO", help="logging level of the worker")
     parser.set_defaults(run=_standalone)
     parser = commands.add_parser(
         "distributed",
@@ -36,10 +40,8 @@ def register(commands: Any) -> None:
         "directory, or a Kafka cluster with bootstrap.servers); connectors are managed "
         "through the REST API of any worker.",
     )
-    parser.add_argument("worker_config", metavar="WORKER.json")
-    parser.add_argument(
-        "--log-level", default="INFO", help="logging level of the worker (default INFO)"
-    )
+    parser.add_argument("worker_config", metavar="WORKER.json", help="the worker config")
+    parser.add_argument("--log-level", default="INFO", help="logging level of the worker")
     parser.set_defaults(run=_distributed)
 
 
@@ -79,10 +81,18 @@ def _logging(args: argparse.Namespace) -> None:
 
 
 def _serve(worker: Any) -> int:
-    """Start `worker`, run until SIGTERM or SIGINT, stop it cleanly."""
+    """Start `worker`, run until SIGTERM or SIGINT, stop it cleanly. Exit 0 after
+    SIGTERM (a service manager's stop), 130 after SIGINT (Ctrl-C), as every `connect`
+    command does."""
     stop = threading.Event()
+    received: list[int] = []
+
+    def _stop(signum: int, _frame: object) -> None:
+        received.append(signum)
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, _stop)
     try:
         worker.start()
     except (ConfigError, ConnectError, LogError, OSError) as exc:
@@ -93,4 +103,4 @@ def _serve(worker: Any) -> int:
     stop.wait()
     worker.stop()
     print("worker stopped", file=sys.stderr, flush=True)
-    return 0
+    return EXIT_INTERRUPTED if received[:1] == [signal.SIGINT] else 0

@@ -144,6 +144,7 @@ def cli(subprocess_env: dict[str, str], tmp_path: Path) -> Cli:
 
 
 def test_topic_lifecycle_create_describe_alter_delete(cli: Cli) -> None:
+    cli.log_dir.mkdir()  # an empty log: what `create` makes of a missing directory
     assert cli.topics() == []
     assert cli.topics("--all") == []
 
