@@ -14,15 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.exceptions import RequestValidationError
-from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from connect.api import ConnectError
 from connect.herder.api import Herder
 from connect.rest import admin, connectors, ops, plugins, ui
 from connect.rest.auth import BasicAuth, BasicAuthMiddleware
-from connect.rest.errors import handle_error
+from connect.rest.errors import HANDLED, AnswerErrors, handle_error
 from connect.rest.params import TopicTracking
 
 __all__ = ["create_app"]
@@ -74,8 +71,9 @@ def create_app(
     app.include_router(plugins.router)
     app.include_router(ops.router)
     ui.mount(app)
-    for kind in (ConnectError, HTTPException, RequestValidationError, Exception):
+    for kind in HANDLED:
         app.add_exception_handler(kind, handle_error)
+    app.add_middleware(AnswerErrors)  # added first: the innermost, see its docstring
     app.add_middleware(_IgnoreTrailingSlash)
     if auth is not None:
         app.add_middleware(BasicAuthMiddleware, auth=auth, public=ui.PUBLIC_PATHS)

@@ -4,20 +4,32 @@ where `error_code` always equals the status.
 
     ConnectError (connect.api)
     └── RestError            an error the REST layer raises itself, carrying its status
-        └── MalformedBodyError   a body that is not JSON of the expected shape
+        └── MalformedBodyError   a body that is not JSON of the expected shape (400)
 
-Every other ConnectError maps by type through `ERROR_STATUS` (first match wins, so a
-subclass is listed before its base); anything else is a 500, as in Kafka.
+Every other error maps by type through `ERROR_STATUS` (first match wins, so a subclass
+is listed before its base): the herder's categories, the log's refusals of what a
+request named (a topic that does not exist, an invalid name), and FastAPI's
+validation of query and path parameters. Anything else is a bug of ours: a 500 whose
+message names only the exception's type, never its text (which may hold a server path
+or a secret), with the traceback in the worker's log.
+
+Where Kafka answers a client's mistake with 500 (Jackson's parse and mapping errors,
+an offsets request for a topic that does not exist) we answer 400: the client has
+something to fix, and a 500 says the server has.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from http import HTTPStatus
+from typing import Any
 
+from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from connect.api import (
     AlreadyExistsError,
@@ -27,12 +39,21 @@ from connect.api import (
     NotFoundError,
 )
 from connect.herder.api import BadRequestError, RebalanceInProgressError
+from log.errors import (
+    InvalidConfigError,
+    InvalidTopicError,
+    OffsetOutOfRangeError,
+    UnknownTopicOrPartitionError,
+)
 
 __all__ = [
     "ERROR_STATUS",
+    "HANDLED",
+    "AnswerErrors",
     "MalformedBodyError",
     "RestError",
     "error_response",
+    "handle_error",
     "status_for",
 ]
 
@@ -50,15 +71,14 @@ class RestError(ConnectError):
 class MalformedBodyError(RestError):
     """A request body that is not JSON, or not JSON of the shape the endpoint reads.
 
-    Kafka answers these with 500: Jackson's parse and mapping errors are neither
-    Connect errors nor JAX-RS ones, so its exception mapper falls through to 500.
-    Clients written against Kafka see the same status here."""
+    Kafka answers these with 500 (Jackson's errors fall through its exception mapper);
+    a client that sent them has a request to fix, so here they are 400."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(500, message)
+        super().__init__(400, message)
 
 
-#: Domain error → HTTP status. The only place where REST statuses are decided.
+#: Error type → HTTP status. The only place where REST statuses are decided.
 ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
     (NotFoundError, 404),
     (AlreadyExistsError, 409),
@@ -66,7 +86,55 @@ ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
     (BadRequestError, 400),
     (ConfigError, 400),
     (IllegalWorkerStateError, 400),
+    # The log refusing what a request named: the request is wrong, not the server.
+    (UnknownTopicOrPartitionError, 400),
+    (InvalidTopicError, 400),
+    (InvalidConfigError, 400),
+    (OffsetOutOfRangeError, 400),
+    (RequestValidationError, 400),
 )
+
+#: The exception types `connect.rest.app` registers `handle_error` for.
+HANDLED: tuple[type[Exception], ...] = (
+    ConnectError,
+    HTTPException,
+    RequestValidationError,
+    Exception,
+)
+
+
+class AnswerErrors:
+    """ASGI middleware that answers an error no handler took (a bug of ours) with the
+    JSON 500 of `handle_error`.
+
+    Why not only an `Exception` handler: Starlette runs that one in its outermost
+    middleware, which answers and then re-raises, so uvicorn logs "Exception in ASGI
+    application" with a traceback and drops the keep-alive connection. Installed as
+    the innermost user middleware, this catches the error first and ends the request
+    cleanly; the outer handler stays for errors of the middlewares around it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            if started:
+                raise  # half a response is out: only closing the connection is honest
+            response = await handle_error(Request(scope), exc)
+            await response(scope, receive, send)
 
 
 def status_for(exc: BaseException) -> int:
@@ -93,13 +161,44 @@ def _http_message(exc: HTTPException) -> str:
     return f"HTTP {exc.status_code} {phrase}"  # what Jersey says for unmatched routes
 
 
+_WHERE = {"query": "Query parameter", "path": "Path parameter", "header": "Header"}
+
+
+def validation_message(errors: Sequence[Any]) -> str:
+    """One line per problem of a request FastAPI refused, naming the parameter and
+    what is wrong with it; never the endpoint's source location, which pydantic's own
+    rendering of the error carries."""
+    lines = []
+    for error in errors:
+        loc = [str(part) for part in error.get("loc", ())]
+        where = _WHERE.get(loc[0], "Request body") if loc else "Request"
+        name = ".".join(loc[1:]) if len(loc) > 1 else ""
+        subject = f"{where} '{name}'" if name else where
+        if error.get("type") == "missing":
+            lines.append(f"{subject} is required")
+        else:
+            lines.append(f"{subject}: {error.get('msg', 'invalid value')}")
+    return "; ".join(lines) or "Invalid request"
+
+
 async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     """The exception handler for every error an endpoint or the router raises."""
     status = status_for(exc)
     if isinstance(exc, HTTPException):
         return error_response(status, _http_message(exc), headers=exc.headers)
-    if status >= 500 and not isinstance(exc, RestError):
-        # The type and path only: messages may echo request bodies (configs). Errors
-        # that are not ConnectErrors are bugs: the server logs their traceback too.
-        _log.error("%s in REST call to %s", type(exc).__name__, request.url.path)
+    if isinstance(exc, RequestValidationError):
+        return error_response(status, validation_message(exc.errors()))
+    if status >= 500 and not isinstance(exc, ConnectError):
+        # A bug of ours: its text may hold a server path or an echoed secret, so the
+        # client learns the type only and the worker log gets the traceback.
+        _log.error(
+            "%s in REST call %s %s",
+            type(exc).__name__,
+            request.method,
+            request.url.path,
+            exc_info=exc,
+        )
+        return error_response(
+            status, f"Internal server error ({type(exc).__name__}); see the worker log"
+        )
     return error_response(status, str(exc) or type(exc).__name__)

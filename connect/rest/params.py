@@ -2,7 +2,7 @@
 Kafka Connect's JAX-RS stack reads them.
 
 - A body that is not JSON, or not of the endpoint's shape, is a MalformedBodyError
-  (500, as Jackson's errors are in Kafka).
+  (400; Kafka answers Jackson's errors with 500, connect.rest.errors says why not).
 - Config maps are `{str: str}`; JSON scalars become the strings Jackson would make of
   them (`1` → "1", `true` → "true"), `null` stays None (PATCH removes the key; PUT and
   POST drop it), and nested objects or arrays are refused.

@@ -161,9 +161,9 @@ def test_put_config_errors(client: httpx.Client, tmp_path: Path):
         "Connector name configuration (x) doesn't match connector name in the URL (src)",
     )
     assert_error(client.put("/connectors/src/config", json={**config, "topic": ""}), 400, "topic")
-    assert_error(client.put("/connectors/src/config", json=[config]), 500, "JSON object")
+    assert_error(client.put("/connectors/src/config", json=[config]), 400, "JSON object")
     assert_error(
-        client.put("/connectors/src/config", json={**config, "topic": {"nested": 1}}), 500, "topic"
+        client.put("/connectors/src/config", json={**config, "topic": {"nested": 1}}), 400, "topic"
     )
     assert client.get("/connectors").json() == []
 

@@ -99,9 +99,9 @@ def test_alter_offsets_needs_a_non_empty_list(client: httpx.Client, tmp_path: Pa
     message = "Partitions / offsets need to be provided for an alter offsets request"
     assert_error(client.patch("/connectors/src/offsets", json={"offsets": []}), 400, message)
     assert_error(client.patch("/connectors/src/offsets", json={}), 400, message)
-    assert_error(client.patch("/connectors/src/offsets", json={"offsets": {}}), 500, "array")
-    assert_error(client.patch("/connectors/src/offsets", json={"offsets": [1]}), 500, "object")
-    assert_error(client.patch("/connectors/src/offsets", content=b"offsets"), 500, "JSON")
+    assert_error(client.patch("/connectors/src/offsets", json={"offsets": {}}), 400, "array")
+    assert_error(client.patch("/connectors/src/offsets", json={"offsets": [1]}), 400, "object")
+    assert_error(client.patch("/connectors/src/offsets", content=b"offsets"), 400, "JSON")
     bad_partition = {"offsets": [{"partition": {}, "offset": None}]}
     assert_error(client.patch("/connectors/src/offsets", json=bad_partition), 400, "partition")
 
