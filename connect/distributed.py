@@ -33,6 +33,8 @@ def advertised_url(config: Mapping[str, Any], host: str, port: int) -> str:
 class DistributedWorker(StandaloneWorker):
     """Everything one `connect distributed` process runs."""
 
+    claim_mode = "distributed"  # workers of a cluster share one log directory
+
     def __init__(self, worker_config: Mapping[str, Any]) -> None:
         super().__init__(worker_config)
         if not self.config.get("group.id"):

@@ -2,9 +2,12 @@
 
 Start-up (numbered as in `start`):
 1. parse the worker config (a bad key fails here, naming it);
-2. open the log — a Kafka cluster when `bootstrap.servers` is set, else the embedded
-   log at `log.dir` — and with `schema.registry.enable` serve the
-   schema registry over it (before the connectors, whose converters may use it);
+2. claim the embedded log's directory (connect.worker.ownership): a standalone worker
+   owns it, so a second worker on it is refused here, naming the running one, before
+   it reads or writes anything; then open the log — a Kafka cluster when
+   `bootstrap.servers` is set, else the embedded log at `log.dir` — and with
+   `schema.registry.enable` serve the schema registry over it (before the connectors,
+   whose converters may use it);
 3. start the herder: it replays configs, offsets and statuses and starts connectors;
 4. apply the connector configs given on the command line (create or update);
 5. serve the REST API.
@@ -24,6 +27,7 @@ from connect.api import ConfigError
 from connect.herder.base import LogHerder
 from connect.herder.standalone import StandaloneHerder
 from connect.worker.config import WORKER_CONFIG
+from connect.worker.ownership import LogDirClaim
 from log import FileLog, Log
 
 __all__ = ["StandaloneWorker", "load_connector_config", "load_worker_config", "open_log"]
@@ -112,6 +116,9 @@ def open_log(config: Mapping[str, Any]) -> Log:
 class StandaloneWorker:
     """Everything one `connect standalone` process runs (see the module docstring)."""
 
+    #: How this worker claims an embedded log directory (a distributed worker shares it).
+    claim_mode = "standalone"
+
     def __init__(
         self,
         worker_config: Mapping[str, Any],
@@ -123,16 +130,22 @@ class StandaloneWorker:
         self.herder: LogHerder | None = None
         self.rest: Any = None
         self.registry: Any = None
+        self.claim: LogDirClaim | None = None
 
     def start(self) -> None:
-        # Steps 1 and 2 (the config was parsed by load_worker_config)
+        # Step 1 (the config was parsed by load_worker_config)
+        host, port = self._listener()
+        # Step 2
+        if not self.config.get("bootstrap.servers"):
+            claim = LogDirClaim(self.config["log.dir"], mode=self.claim_mode)
+            claim.acquire(f"http://{host or '127.0.0.1'}:{port}")
+            self.claim = claim
         self.log = open_log(self.config)
         if self.config.get("schema.registry.enable"):
             from connect.registry.rest.service import RegistryService
 
             self.registry = RegistryService(self.config, self.log)
             self.registry.start()
-        host, port = self._listener()
         # Step 3
         self.herder = self._herder(host, port)
         self.herder.start()
@@ -171,14 +184,21 @@ class StandaloneWorker:
             registry=self.registry.registry if self.registry is not None else None,
         )
         self.rest.start()
+        if self.claim is not None:
+            self.claim.note_url(self.rest.url)  # the real port when the config said 0
         _log.info("REST API listening on %s", self.rest.url)
 
     def stop(self) -> None:
-        if self.rest is not None:
-            self.rest.stop()
-        if self.herder is not None:
-            self.herder.stop()
-        if self.registry is not None:
-            self.registry.stop()
-        if self.log is not None:
-            self.log.close()
+        try:
+            if self.rest is not None:
+                self.rest.stop()
+            if self.herder is not None:
+                self.herder.stop()
+            if self.registry is not None:
+                self.registry.stop()
+            if self.log is not None:
+                self.log.close()
+        finally:
+            if self.claim is not None:  # the directory is free only once all is closed
+                self.claim.release()
+                self.claim = None

@@ -1,4 +1,5 @@
-"""File helpers with one job each: atomic small-state writes and advisory locks.
+"""File helpers with one job each: atomic small-state writes, advisory locks and a
+change counter shared by processes.
 
 Every small state file of the log (topic metadata, checkpoints) goes through
 `write_atomic`: write a temp file, flush, fsync, `os.replace`, fsync the directory.
@@ -9,13 +10,17 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import mmap
 import os
+import struct
 import time
 from pathlib import Path
 
 from log.errors import LockTimeoutError
 
-__all__ = ["FileLock", "fsync_dir", "read_text", "write_atomic"]
+__all__ = ["FileLock", "SharedCounter", "fsync_dir", "read_text", "write_atomic"]
+
+_COUNTER = struct.Struct("<Q")
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
@@ -82,9 +87,14 @@ class FileLock:
             time.sleep(delay)
             delay = min(delay * 2, 0.02)
 
-    def try_acquire(self) -> bool:
+    def try_acquire(self, *, shared: bool = False) -> bool:
+        """Lock without waiting; False when another holder's lock conflicts. A shared
+        lock admits other shared holders and refuses an exclusive one (and the
+        reverse), e.g. distributed workers sharing a log directory that a standalone
+        worker must own alone."""
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self._fd, mode | fcntl.LOCK_NB)
             return True
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
@@ -98,3 +108,46 @@ class FileLock:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+class SharedCounter:
+    """A 64-bit little-endian counter in an 8-byte file that every process maps into
+    memory, so reading it costs no system call and can be done on every append.
+
+    Why not a timestamp: a directory's mtime moves in ticks of the kernel's coarse
+    clock (milliseconds, or seconds on some filesystems), so two changes within one
+    tick look like one, and a process that looked in between misses the second.
+    A count never repeats a value while the processes that saw it live.
+
+    Only the holder of the matching write lock bumps it; anyone may read it. A read
+    that races a bump may see a torn value: it differs from the one remembered, so
+    the reader just looks again. The file is never fsynced: after a crash every
+    process starts over and reads the directory anyway.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = str(path)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size < _COUNTER.size:
+                # Growing to the size another process already set changes nothing.
+                os.ftruncate(fd, _COUNTER.size)
+            self._map: mmap.mmap | None = mmap.mmap(fd, _COUNTER.size)
+        finally:
+            os.close(fd)
+
+    def value(self) -> int:
+        assert self._map is not None
+        return _COUNTER.unpack_from(self._map)[0]
+
+    def bump(self) -> int:
+        """Add one and return the new value; under the caller's write lock."""
+        assert self._map is not None
+        value = (_COUNTER.unpack_from(self._map)[0] + 1) & 0xFFFF_FFFF_FFFF_FFFF
+        _COUNTER.pack_into(self._map, 0, value)
+        return value
+
+    def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
