@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.support.select import Select
 
 from tests.console.conftest import Console, ConsolePage
 from tests.waiting import wait_until
@@ -171,3 +173,61 @@ def test_a_refused_config_shows_the_workers_reason(page: ConsolePage, console: C
     error = page.read(".modal .alert-error")
     assert "NoSuchConnector" in error or "connector.class" in error
     assert console.client.get("/connectors/not-a-connector").status_code == 404
+
+
+def _plugin_options(page: ConsolePage) -> dict[str, str] | None:
+    """The New connector dialog's plugin list: option value → text (None until loaded)."""
+    try:
+        options = page.find('.modal select[aria-label="Connector class"] option')
+        shown = {o.get_attribute("value"): o.text for o in options}
+    except StaleElementReferenceException:
+        return None
+    return None if any("Loading" in text for text in shown.values()) else shown
+
+
+def test_create_a_connector_by_picking_its_plugin(page: ConsolePage, console: Console):
+    name = "picked-in-the-dialog"
+    plugins = console.client.get("/connector-plugins").json()
+    page.click("[data-action=new-connector]")
+    options = wait_until(lambda: _plugin_options(page), 20, "the dialog's plugin list")
+    # Every installed connector plugin is one option, named and typed; no "[object …]".
+    listed = {value: text for value, text in options.items() if value}
+    assert set(listed) == {p["class"] for p in plugins}
+    assert not any("[object" in text for text in options.values())
+    verifiable = next(p["class"] for p in plugins if "VerifiableSource" in p["class"])
+    assert listed[verifiable] == f"{verifiable.rsplit('.', 1)[-1]} (source)"
+
+    # Picking the plugin puts its class into the config; the rest is filled in by hand.
+    Select(page.wait('.modal select[aria-label="Connector class"]')).select_by_value(verifiable)
+    picked = wait_until(
+        lambda: (
+            (c := json.loads(page.wait("#create-config").get_attribute("value")))
+            and c.get("connector.class") == verifiable
+            and c
+        ),
+        10,
+        "the picked class in the config",
+    )
+    # Validate asks the worker: the plugin's required keys not given yet are named.
+    page.wait_visible("#create-name").send_keys(name)
+    page.click('.modal [data-action="validate"]')
+    assert "throughput" in page.read(".modal .problems")
+    config = {
+        **picked,
+        "topic": "picked",
+        "throughput": "3",
+        "report.file": str(console.directory / "picked.jsonl"),
+    }
+    config.pop("file", None)
+    page.set_text("#create-config", json.dumps(config))
+    page.click('.modal [data-action="create"]')
+    try:
+        page.wait("h1 .connector-name", text=name)  # the page moved to the new connector
+        console.wait_state(name, "RUNNING", tasks=1)
+        page.open("#/connectors")
+        wait_until(lambda: page.rows().get(name) == "RUNNING", 20, f"{name} RUNNING in the list")
+        stored = console.client.get(f"/connectors/{name}")
+        assert stored.status_code == 200
+        assert stored.json()["config"] == {**config, "name": name}
+    finally:
+        console.client.delete(f"/connectors/{name}")

@@ -3,7 +3,7 @@
 // the API's own error message when the worker refuses.
 
 import { api, seg } from "../api.js";
-import { h } from "../dom.js";
+import { fill, h } from "../dom.js";
 import { modal, toast } from "../ui.js";
 
 function parseJson(text, what) {
@@ -47,24 +47,27 @@ const TEMPLATE = (cls) =>
 /** Create a connector from its name and JSON config (or Kafka's {"name", "config"}). */
 export async function openCreate(ctx) {
   const name = h("input", { class: "input", id: "create-name", placeholder: "my-connector", autocomplete: "off", "aria-label": "Connector name" });
-  const plugin = h("select", { class: "input", "aria-label": "Connector class" }, h("option", { value: "" }, "Loading plugins…"));
+  const plugin = h("select", { class: "input", id: "create-plugin", "aria-label": "Connector class" }, h("option", { value: "" }, "Loading plugins…"));
   const config = editor(TEMPLATE(), { label: "Connector config (JSON)" });
   config.id = "create-config";
   const state = h(
     "select",
-    { class: "input", "aria-label": "Initial state" },
+    { class: "input", id: "create-state", "aria-label": "Initial state" },
     ["RUNNING", "PAUSED", "STOPPED"].map((s) => h("option", { value: s }, s.toLowerCase())),
   );
   const report = h("div", { class: "validate-report" });
   api
     .get("connector-plugins")
     .then((plugins) => {
-      plugin.replaceChildren(
+      // fill(), not the DOM's replaceChildren: that one takes nodes only and turns an
+      // array into the text "[object HTMLOptionElement],…", which a select never shows.
+      fill(
+        plugin,
         h("option", { value: "" }, "Insert a plugin's class…"),
         plugins.map((p) => h("option", { value: p.class }, `${p.class.split(".").pop()} (${p.type})`)),
       );
     })
-    .catch(() => plugin.replaceChildren(h("option", { value: "" }, "Plugins unavailable")));
+    .catch(() => fill(plugin, h("option", { value: "" }, "Plugins unavailable")));
   plugin.addEventListener("change", () => {
     if (!plugin.value) return;
     let current = {};
@@ -96,7 +99,7 @@ export async function openCreate(ctx) {
     if (!cls) throw new Error('The config needs "connector.class".');
     const result = await api.put(`connector-plugins/${seg(cls)}/config/validate`, map);
     const problems = validationErrors(result);
-    report.replaceChildren(problems.length ? problemsList(problems) : h("div", { class: "alert alert-ok" }, "The config is valid."));
+    fill(report, problems.length ? problemsList(problems) : h("div", { class: "alert alert-ok" }, "The config is valid."));
     return problems;
   }
 
@@ -106,7 +109,7 @@ export async function openCreate(ctx) {
     testid: "create",
     body: [
       h("div", { class: "form-row" }, h("label", { for: "create-name" }, "Name"), name),
-      h("div", { class: "form-row" }, h("label", null, "Plugin"), plugin, h("label", null, "Start as"), state),
+      h("div", { class: "form-row" }, h("label", { for: "create-plugin" }, "Plugin"), plugin, h("label", { for: "create-state" }, "Start as"), state),
       h("label", { for: "create-config", class: "block-label" }, "Config (JSON; Kafka's {\"name\", \"config\"} form works too)"),
       config,
       report,
