@@ -78,9 +78,11 @@ class RangePartition(InputPartition):
 
 
 def _open_log(directory: str) -> Any:
+    """The log to read; a missing directory is LogNotFoundError ("no log at PATH"),
+    never an empty log created by a reader."""
     from log import FileLog
 
-    return FileLog(directory, background=False)
+    return FileLog(directory, background=False, create=False)
 
 
 def _topic_partitions(log: Any, opts: SourceOptions) -> list[tuple[str, int]]:

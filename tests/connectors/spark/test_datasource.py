@@ -239,3 +239,17 @@ def test_avro_values_decode_with_schemas_from_the_logs_registry(reader: Any, log
     assert rows[4].amount == order(4).get("amount")
     assert rows[2].day == order(2).get("day")
     assert rows[0]._offset == 0 and rows[4]._offset == 4
+
+
+@pytest.mark.parametrize("value_format", ["none", "json"])
+def test_a_missing_log_dir_is_a_clear_error_and_is_not_created(
+    reader: Any, log_dir: Path, value_format: str
+) -> None:
+    """A mistyped log.dir must not read as an empty log (and leave one behind): the
+    batch read (or, for json, the schema inference) says there is no log there."""
+    from pyspark.errors import PySparkException
+
+    with pytest.raises(PySparkException) as info:
+        reader().option("topic", "events").option("value.format", value_format).load().collect()
+    assert f"no log at {log_dir}" in str(info.value)
+    assert not log_dir.exists()
