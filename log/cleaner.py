@@ -7,10 +7,12 @@ Steps of one cleaning (numbered as in the code):
      is below `min.cleanable.dirty.ratio` of them.
   2. Build the key → latest offset map over those segments (one C-level
      `dict.update(zip(keys, offsets))` per batch).
-  3. Rewrite them, grouped so each group fits in `segment.bytes`, into a staging
-     directory: a record survives when it is the latest for its key, and a
-     tombstone survives while younger than `delete.retention.ms`. Records keep
-     their offsets (batches carry offset deltas); compression is kept per batch.
+  3. Rewrite them, grouped so each group fits in one segment (`segment.bytes`,
+     `segment.index.bytes`, and offsets within 2^31 − 1 of its base, so every
+     relative offset fits an index entry), into a staging directory: a record
+     survives when it is the latest for its key, and a tombstone survives while
+     younger than `delete.retention.ms`. Records keep their offsets (batches
+     carry offset deltas); compression is kept per batch.
   4. Swap each group in (Partition.swap_in: crash-safe, finished on open) and
      checkpoint how far the partition is clean.
 
@@ -25,7 +27,9 @@ import uuid
 from dataclasses import dataclass
 
 from log.batch import ATTR_CODEC_MASK, decode_columns, encode_batch, parse_header
+from log.config import INT_MAX, TopicConfig
 from log.fsutil import read_text, write_atomic
+from log.index import OffsetIndex, TimeIndex
 from log.partition import Partition
 from log.segment import Segment
 
@@ -80,14 +84,7 @@ def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
             latest.update(zip(cols.keys, cols.offsets, strict=True))
 
     # Step 3 and 4
-    groups: list[list[Segment]] = [[]]
-    size = 0
-    for seg in cleanable:
-        if groups[-1] and size + seg.size > cfg.segment_bytes:
-            groups.append([])
-            size = 0
-        groups[-1].append(seg)
-        size += seg.size
+    groups = _groups(cleanable, cfg)
     horizon = now - cfg.delete_retention_ms
     removed = bytes_after = 0
     for group in groups:
@@ -116,6 +113,35 @@ def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
         bytes_before=total,
         bytes_after=bytes_after,
     )
+
+
+def _groups(cleanable: list[Segment], cfg: TopicConfig) -> list[list[Segment]]:
+    """Runs of adjacent segments whose cleaned result fits one segment: its bytes
+    and index entries no more than the inputs' (a rebuilt index has at most one
+    entry more per input), and its offsets (up to the next segment's base) within
+    INT_MAX of the first base, so an index entry can hold them."""
+    max_offset_entries = cfg.segment_index_bytes // OffsetIndex.ENTRY_SIZE
+    max_time_entries = cfg.segment_index_bytes // TimeIndex.ENTRY_SIZE
+    groups: list[list[Segment]] = [[]]
+    size = offset_entries = time_entries = 0
+    for seg in cleanable:
+        group = groups[-1]
+        seg_offset_entries = len(seg.index.positions) + 1
+        seg_time_entries = len(seg.time_index.timestamps) + 1
+        if group and (
+            size + seg.size > cfg.segment_bytes
+            or offset_entries + seg_offset_entries > max_offset_entries
+            or time_entries + seg_time_entries > max_time_entries
+            or seg.next_offset - 1 - group[0].base_offset > INT_MAX
+        ):
+            group = []
+            groups.append(group)
+            size = offset_entries = time_entries = 0
+        group.append(seg)
+        size += seg.size
+        offset_entries += seg_offset_entries
+        time_entries += seg_time_entries
+    return groups
 
 
 def _rewrite(

@@ -7,19 +7,28 @@ Python values or strings (from the CLI's `--config k=v` and JSON configs).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 
 from log.errors import InvalidConfigError
 
-__all__ = ["COMPRESSION_TYPES", "TopicConfig"]
+__all__ = ["COMPRESSION_TYPES", "INT_MAX", "TopicConfig"]
 
 _NEVER = 2**63 - 1  # Kafka's Long.MAX_VALUE: "never"
+# Kafka's Integer.MAX_VALUE, the largest value of its int-typed keys. It is a hard
+# limit here too: an index entry holds a segment position in 32 bits, so a segment
+# past 4 GiB could not be indexed (every append failed), and with segments capped
+# at 2 GiB a segment's offsets also fit its entries' 32-bit relative offsets.
+INT_MAX = 2**31 - 1
+
+_log = logging.getLogger(__name__)
+_warned: set[tuple[str, str]] = set()
 
 COMPRESSION_TYPES = ("none", "gzip", "lz4", "zstd", "producer")
 
 
-def _int(minimum: int) -> Callable[[str, object], int]:
+def _int(minimum: int, maximum: int = _NEVER) -> Callable[[str, object], int]:
     def parse(key: str, value: object) -> int:
         if isinstance(value, bool):
             raise InvalidConfigError(key, value, "expected an integer")
@@ -32,6 +41,8 @@ def _int(minimum: int) -> Callable[[str, object], int]:
             raise InvalidConfigError(key, value, "expected an integer")
         if value < minimum:
             raise InvalidConfigError(key, value, f"must be at least {minimum}")
+        if value > maximum:
+            raise InvalidConfigError(key, value, f"must be at most {maximum}")
         return value
 
     return parse
@@ -109,9 +120,44 @@ class TopicConfig:
             changes[attr] = _PARSERS[attr](key, value)
         return replace(base or cls(), **changes)
 
+    @classmethod
+    def parse_stored(cls, values: Mapping[str, object] | None, *, topic: str) -> TopicConfig:
+        """A topic's saved overrides, as `parse`, except for an integer above its
+        key's limit: older versions accepted one (a `segment.bytes` past 4 GiB then
+        made the partition refuse every write once a segment grew that large), so
+        it opens as the limit, with one warning per topic and key, instead of
+        making the topic's data unreachable. New values never get this leniency."""
+        clamped: dict[str, object] = {}
+        for key, value in (values or {}).items():
+            attr = _KEYS.get(key)
+            limit = _INT_LIMITS.get(attr or "")
+            if limit is not None and _above(key, value, limit):
+                clamped[key] = limit
+                if (topic, key) not in _warned:
+                    _warned.add((topic, key))
+                    _log.warning(
+                        "topic %s: %s=%s is above its limit %d; using %d",
+                        topic,
+                        key,
+                        value,
+                        limit,
+                        limit,
+                    )
+            else:
+                clamped[key] = value
+        return cls.parse(clamped)
+
     def to_dict(self) -> dict[str, object]:
         """Kafka-style keys → values, for topic metadata and `describe`."""
         return {key: getattr(self, attr) for key, attr in sorted(_KEYS.items())}
+
+
+def _above(key: str, value: object, limit: int) -> bool:
+    """Whether `value` is an integer above `limit` (anything else is for `parse`)."""
+    try:
+        return _int(-_NEVER)(key, value) > limit
+    except InvalidConfigError:
+        return False
 
 
 def _ratio(key: str, value: object) -> float:
@@ -128,10 +174,10 @@ _KEYS: dict[str, str] = {
     f.name.replace("_", "."): f.name for f in fields(TopicConfig) if not f.name.startswith("_")
 }
 _PARSERS: dict[str, Callable[[str, object], object]] = {
-    "segment_bytes": _int(64),
+    "segment_bytes": _int(64, INT_MAX),
     "segment_ms": _int(1),
-    "segment_index_bytes": _int(4096),
-    "index_interval_bytes": _int(0),
+    "segment_index_bytes": _int(4096, INT_MAX),
+    "index_interval_bytes": _int(0, INT_MAX),
     "retention_ms": _retention,
     "retention_bytes": _retention,
     "cleanup_policy": _policy,
@@ -141,6 +187,16 @@ _PARSERS: dict[str, Callable[[str, object], object]] = {
     "flush_messages": _int(1),
     "flush_ms": _int(0),
     "compression_type": _choice(*COMPRESSION_TYPES),
-    "max_message_bytes": _int(1),
+    "max_message_bytes": _int(1, INT_MAX),
+}
+# The keys Kafka types as int (see INT_MAX).
+_INT_LIMITS: dict[str, int] = {
+    attr: INT_MAX
+    for attr in (
+        "segment_bytes",
+        "segment_index_bytes",
+        "index_interval_bytes",
+        "max_message_bytes",
+    )
 }
 assert set(_PARSERS) == set(_KEYS.values()), "every key needs a parser"

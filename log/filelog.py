@@ -188,7 +188,7 @@ class FileLog:
             if topic is not None and not refresh:
                 return topic
             count, overrides, mtime = self._read_meta(name)
-            config = TopicConfig.parse(overrides)
+            config = TopicConfig.parse_stored(overrides, topic=name)
             if topic is None:
                 topic = _Topic(name, config, count, mtime)
                 self._topics[name] = topic
@@ -226,7 +226,10 @@ class FileLog:
             count, overrides, _ = self._read_meta(name)
             merged = {**overrides, **changes}
             merged = {k: v for k, v in merged.items() if v is not None}
-            TopicConfig.parse(merged)  # refuse bad keys before writing anything
+            # Refuse bad keys before writing anything: the new values strictly, the
+            # saved ones as opening the topic reads them.
+            TopicConfig.parse({k: v for k, v in changes.items() if v is not None})
+            TopicConfig.parse_stored(merged, topic=name)
             self._write_meta(self._topic_dir(name), count, merged)
         self._topic(name, refresh=True)
 

@@ -23,6 +23,10 @@ not a whole number of entries, entries that do not grow strictly on both columns
 entries out of the segment's bounds make the index untrusted; the segment then
 rebuilds it from its batches (see `log.segment`).
 
+Size: the files are not preallocated; `segment.index.bytes` bounds them all the same,
+as in Kafka: an index holding that many bytes of entries is `full`, and the partition
+rolls its segment before appending to it (see `log.partition`).
+
 Threads: one writer thread (under the partition's lock) appends; readers search the
 in-memory arrays, which only ever grow by whole entries (or are replaced whole).
 """
@@ -63,6 +67,8 @@ def _read(path: Path, entry_size: int) -> tuple[bytes, str | None]:
 
 class OffsetIndex:
     """Owns `<base>.index`."""
+
+    ENTRY_SIZE = _OFFSET_ENTRY.size
 
     def __init__(self, path: Path, base_offset: int) -> None:
         self.path = path
@@ -120,6 +126,11 @@ class OffsetIndex:
         self.rel_offsets.append(rel)
         self.positions.append(position)
 
+    def full(self, max_bytes: int) -> bool:
+        """Whether as many entries as fit in `max_bytes` (`segment.index.bytes`)
+        are written."""
+        return len(self.positions) >= max_bytes // _OFFSET_ENTRY.size
+
     def lookup(self, offset: int) -> tuple[int, int]:
         """(offset, position) of the last entry at or before `offset`; the segment
         start when there is none. Scanning from there finds `offset`'s batch."""
@@ -176,6 +187,8 @@ class OffsetIndex:
 class TimeIndex:
     """Owns `<base>.timeindex`."""
 
+    ENTRY_SIZE = _TIME_ENTRY.size
+
     def __init__(self, path: Path, base_offset: int) -> None:
         self.path = path
         self.base_offset = base_offset
@@ -223,6 +236,11 @@ class TimeIndex:
     def open_for_append(self) -> None:
         if self._fd < 0:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def full(self, max_bytes: int) -> bool:
+        """As `OffsetIndex.full`. With growing timestamps this one fills first (its
+        entries are larger), as in Kafka."""
+        return len(self.timestamps) >= max_bytes // _TIME_ENTRY.size
 
     def lookup(self, timestamp: int) -> int:
         """An offset from which scanning forward finds the first record with a

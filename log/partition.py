@@ -346,7 +346,13 @@ class Partition:
     def _should_roll(self, active: Segment, incoming: int) -> bool:
         if active.size == 0:
             return False
-        if active.size + incoming > self.config.segment_bytes:
+        cfg = self.config
+        if active.size + incoming > cfg.segment_bytes:
+            return True
+        # A full index rolls the segment, as in Kafka (see log.index).
+        if active.index.full(cfg.segment_index_bytes) or active.time_index.full(
+            cfg.segment_index_bytes
+        ):
             return True
         return (
             active.first_timestamp >= 0

@@ -4,8 +4,12 @@ The task consumes its topics as the consumer group `connect-<connector>`; the ta
 one connector share the topics' partitions through the group (see log.group).
 
 One iteration (numbered as in the code):
-1. If the last delivery raised RetriableError, wait out `context.timeout()` and
-   deliver the same batches and records again (nothing new is consumed meanwhile).
+1. If the last delivery raised RetriableError (or the task was fenced before it),
+   back off — `context.timeout()` when the task set one, else 100 ms doubling up to
+   1 s — with every assigned partition paused, polling meanwhile so the group goes
+   on: a rebalance revokes partitions here, and what it takes leaves the pending
+   delivery (the next owner reads it from the committed offset). Then deliver what
+   remains again; nothing new is consumed meanwhile.
 2. Poll the consumer, a chunk of records per partition.
 3. When the task takes Arrow batches (it overrides `put_batches` and the connector
    has no transforms), offer each partition's values to the value converter's
@@ -16,13 +20,16 @@ One iteration (numbered as in the code):
    batches, a batch that fails redone record by record under the error policy
    (failures go to the dead-letter topic when tolerated), then each record
    transformed.
-4. `put_batches()` the batches, if any, then `put()` the records (always, even none);
-   note each partition's next offset as consumed.
+4. `put_batches()` the batches, if any, then `put()` the records (always, even none).
+   Only once both returned do the chunks' next offsets become consumed: what a commit
+   may pass. A RetriableError keeps the delivery for step 1 and consumes nothing.
 
 Offset commit, every `offset.flush.interval.ms`, on `context.request_commit()`,
 before partitions are revoked, and on a clean stop:
 1. `pre_commit(consumed offsets)` — the task makes its writes durable and says which
-   offsets are safe;
+   offsets are safe; an offset past what was consumed is clamped to it, one of a
+   partition the task does not hold is ignored (the task cannot vouch for records it
+   was never handed);
 2. the dead-letter topic is fsynced (what it holds must not be lost behind a commit);
 3. those offsets are committed for the group (the log fsyncs before recording them).
 """
@@ -35,6 +42,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +83,12 @@ Chunk = tuple[LogTopicPartition, list[Record]]
 _offset_of = itemgetter(2)
 _timestamp_of = itemgetter(3)
 _value_of = itemgetter(5)
+#: The redelivery back-off when the task sets no `context.timeout()`: from the first,
+#: doubling up to the last. Why: a sink whose store is down must not be called in a
+#: tight loop (hundreds of thousands of put() calls a second), and one whose store
+#: hiccupped should not wait long.
+_RETRY_BACKOFF_FIRST_S = 0.1
+_RETRY_BACKOFF_MAX_S = 1.0
 
 
 class _Reporter(ErrantRecordReporter):
@@ -118,7 +132,10 @@ class _Context(SinkTaskContext):
         return {TopicPartition(*tp) for tp in self._owner.consumer.assignment()}
 
     def pause(self, *partitions: TopicPartition) -> None:
-        self._owner.consumer.pause([LogTopicPartition(*tp) for tp in partitions])
+        paused = [LogTopicPartition(*tp) for tp in partitions]
+        self._owner.consumer.pause(paused)
+        # The task's own pause outlives a redelivery's (see WorkerSinkTask._back_off).
+        self._owner.retry_paused.difference_update(paused)
 
     def resume(self, *partitions: TopicPartition) -> None:
         self._owner.consumer.resume([LogTopicPartition(*tp) for tp in partitions])
@@ -164,8 +181,27 @@ def _sink_records(
     return out
 
 
-#: What one delivery hands over, kept for a redelivery after a RetriableError.
-_Delivery = tuple[list["SinkBatch"], list[Chunk], list[SinkRecord]]
+@dataclass(slots=True)
+class _Delivery:
+    """What one poll hands the task, kept whole until the task accepts it: the Arrow
+    batches, the chunks they were made of (for records, should the task answer
+    NotImplemented), the records, and each polled partition's next offset — which
+    becomes consumed, and so committable, only once the task took the delivery."""
+
+    batches: list[SinkBatch]
+    batched: list[Chunk]
+    records: list[SinkRecord]
+    offsets: dict[TopicPartition, int]
+
+    def drop(self, revoked: set[TopicPartition]) -> None:
+        """Forget revoked partitions: their next owner reads them from the committed
+        offset, so delivering them here too would write them twice. (Runs on a
+        revocation during a redelivery only: a filter per record is fine there.)"""
+        self.batches = [b for b in self.batches if (b.topic, b.partition) not in revoked]
+        self.batched = [c for c in self.batched if (c[0].topic, c[0].partition) not in revoked]
+        self.records = [r for r in self.records if r.topic_partition not in revoked]
+        for tp in revoked:
+            self.offsets.pop(tp, None)
 
 
 class WorkerSinkTask(WorkerTask):
@@ -227,7 +263,11 @@ class WorkerSinkTask(WorkerTask):
             type(plugin).put_batches is not SinkTask.put_batches
         )
         self._redeliver: _Delivery | None = None
+        #: Set by `context.timeout()`; 0: the default back-off (_RETRY_BACKOFF_*).
         self.retry_backoff_s = 0.0
+        self._default_backoff_s = _RETRY_BACKOFF_FIRST_S
+        #: Partitions paused for a redelivery (not by the task): resumed after it.
+        self.retry_paused: set[LogTopicPartition] = set()
         self.rewinds: dict[TopicPartition, int] = {}
         self.commit_requested = False
         self._last_commit = time.monotonic()
@@ -277,10 +317,14 @@ class WorkerSinkTask(WorkerTask):
 
     def _on_revoke(self, partitions: set[LogTopicPartition]) -> None:
         revoked = {TopicPartition(*tp) for tp in partitions}
+        if self._redeliver is not None:
+            self._redeliver.drop(revoked)
+        self.retry_paused.difference_update(partitions)
         self.commit_offsets(only=revoked)
         self.plugin.close(sorted(revoked))
         for tp in revoked:
             self._consumed.pop(tp, None)
+            self._committed.pop(tp, None)  # the next owner commits from here on
 
     def iterate(self) -> None:
         if self._regex is not None and time.monotonic() - self._last_topic_scan > 5:
@@ -290,9 +334,12 @@ class WorkerSinkTask(WorkerTask):
             self._last_topic_scan = time.monotonic()
         # Step 1
         if self._redeliver is not None:
-            self._stopping.wait(self.retry_backoff_s)
+            self._back_off()
             pending, self._redeliver = self._redeliver, None
-            self._deliver(*pending)
+            if pending is not None and not self._stopping.is_set():
+                self._deliver(pending)
+            else:
+                self._redeliver = pending  # stopping: delivered by the next owner
             self._maybe_commit()
             return
         self._apply_rewinds()
@@ -315,14 +362,15 @@ class WorkerSinkTask(WorkerTask):
                         batched.append(chunk)
             records = self._convert_and_transform(rest) if rest else []
             # Step 4
-            self._deliver(batches, batched, records)
-            consumed = self._consumed
-            for tp, polled in chunks:
-                consumed[TopicPartition(tp.topic, tp.partition)] = polled[-1].offset + 1
+            offsets = {
+                TopicPartition(tp.topic, tp.partition): polled[-1].offset + 1
+                for tp, polled in chunks
+            }
+            self._deliver(_Delivery(batches, batched, records, offsets))
         else:
             # As Kafka does: put() after every poll, empty or not, so a sink on an
             # idle topic still gets to flush buffers, time out batches or fail.
-            self._deliver([], [], [])
+            self._deliver(_Delivery([], [], [], {}))
         self._maybe_commit()
 
     def _apply_rewinds(self) -> None:
@@ -334,14 +382,17 @@ class WorkerSinkTask(WorkerTask):
                 self.consumer.seek(LogTopicPartition(*tp), offset)
                 self._consumed[tp] = offset
 
-    def _deliver(
-        self, batches: list[SinkBatch], batched: list[Chunk], records: list[SinkRecord]
-    ) -> None:
+    def _deliver(self, delivery: _Delivery) -> None:
         """`put_batches(batches)` when there are any, then `put(records)`; `batched` are
         the chunks the batches were made of, converted to records should the task
-        answer NotImplemented after all."""
+        answer NotImplemented after all. Only a delivery the task accepted moves the
+        consumed offsets (module docstring, step 4)."""
+        batches, records = delivery.batches, delivery.records
         if (batches or records) and not self.may_write():
-            return  # fenced: nothing is committed after this, the next owner reads again
+            # Fenced while stopping: nothing is committed past these records, and the
+            # next owner reads them again from the committed offset.
+            self._redeliver = delivery
+            return
         started = time.perf_counter()
         delivered = bool(records)
         try:
@@ -349,11 +400,13 @@ class WorkerSinkTask(WorkerTask):
                 if self.plugin.put_batches(batches) is NotImplemented:
                     _log.info("task %s: put_batches() is not implemented; using put()", self.name)
                     self.batch_path = False
-                    records = self._convert_and_transform(batched) + records
+                    records = self._convert_and_transform(delivery.batched) + records
+                    delivery.records = records
                 else:
                     self.metrics.records_sent += sum(b.records_in for b in batches)
                     delivered = True
-                batches, batched = [], []  # delivered: a retry below is put()'s alone
+                # delivered: a retry below is put()'s alone
+                delivery.batches, delivery.batched = [], []
             self.plugin.put(records)
             self.metrics.records_sent += len(records)
             if delivered or records:
@@ -362,11 +415,43 @@ class WorkerSinkTask(WorkerTask):
             _log.warning(
                 "task %s: retriable error, redelivering %d batches and %d records: %s",
                 self.name,
-                len(batches),
+                len(delivery.batches),
                 len(records),
                 exc,
             )
-            self._redeliver = (batches, batched, records)
+            self._redeliver = delivery
+            return
+        self._consumed.update(delivery.offsets)
+        self._default_backoff_s = _RETRY_BACKOFF_FIRST_S
+        if self.retry_paused:
+            self.consumer.resume(self.retry_paused)
+            self.retry_paused.clear()
+
+    def _back_off(self) -> None:
+        """Wait before a redelivery (module docstring, step 1). The consumer is polled
+        with every partition paused, as Kafka's is: the group membership goes on (a
+        rebalance revokes here, and `_on_revoke` takes the revoked partitions out of
+        the pending delivery) while nothing new is read. A wait the task set is
+        honoured; else the default doubles, so a store that stays down is called about
+        once a second, not in a tight loop."""
+        if self.retry_backoff_s > 0:
+            wait = self.retry_backoff_s
+        else:
+            wait = self._default_backoff_s
+            self._default_backoff_s = min(wait * 2, _RETRY_BACKOFF_MAX_S)
+        deadline = time.monotonic() + wait
+        consumer = self.consumer
+        while not self._stopping.is_set():
+            fresh = consumer.assignment() - consumer.paused()  # incl. newly assigned
+            if fresh:
+                consumer.pause(fresh)
+                self.retry_paused |= fresh
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            for tp, polled in consumer.poll_chunks(min(remaining, 0.1)):
+                # Read only if the task resumed a partition meanwhile: read again later.
+                consumer.seek(tp, polled[0].offset)
 
     def commit_final(self) -> None:
         self.commit_offsets()
@@ -606,9 +691,24 @@ class WorkerSinkTask(WorkerTask):
         try:
             # Step 1
             safe = self.plugin.pre_commit(dict(consumed))
-            changed = {
-                tp: o for tp, o in safe.items() if tp in consumed and self._committed.get(tp) != o
-            }
+            changed = {}
+            for tp, offset in safe.items():
+                done = consumed.get(tp)
+                if done is None:
+                    continue  # not held by this task (any more): not its to commit
+                if offset > done:
+                    _log.warning(
+                        "task %s: pre_commit() returned offset %d for %s, past the %d "
+                        "consumed; committing %d",
+                        self.name,
+                        offset,
+                        tp,
+                        done,
+                        done,
+                    )
+                    offset = done
+                if self._committed.get(tp) != offset:
+                    changed[tp] = offset
             if not changed:
                 ok = True
                 return
