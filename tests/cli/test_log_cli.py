@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import time
@@ -16,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from log import partition_for_key
+from tests.integration.conftest import WorkerProcess, free_port
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -511,7 +515,218 @@ def test_log_dir_that_is_a_file(cli: Cli, tmp_path: Path) -> None:
     not_a_dir = tmp_path / "plain-file"
     not_a_dir.write_text("hello")
     message = cli.fails("topics", log_dir=not_a_dir)
-    assert "plain-file" in message
+    assert message == f"error: no log at {not_a_dir} (not a directory)"
+
+
+# ------------------------------------------------------------- where the log is
+
+
+def test_log_options_go_before_or_after_the_subcommand(cli: Cli, tmp_path: Path) -> None:
+    after = ("--log-dir", str(cli.log_dir))
+    cli.ok("create", "t", "--partitions", "2", *after, log_dir=None)
+    cli.ok("produce", "t", *after, log_dir=None, stdin="one\ntwo\n")
+    assert cli.ok("topics", *after, log_dir=None).stdout.splitlines() == ["t"]
+    assert cli.topics() == ["t"]  # before
+    got = cli.ok("consume", "t", "--from-beginning", "--max-messages", "2", *after, log_dir=None)
+    assert sorted(got.stdout.splitlines()) == ["one", "two"]
+    worker = tmp_path / "worker.json"
+    worker.write_text(json.dumps({"log.dir": str(cli.log_dir)}))
+    listed = cli.ok("topics", "--worker-config", str(worker), log_dir=None)
+    assert listed.stdout.splitlines() == ["t"]
+    # Given before and after, the one after the subcommand wins.
+    elsewhere = tmp_path / "elsewhere"
+    assert cli.fails("topics", "--log-dir", str(elsewhere)) == f"error: no log at {elsewhere}"
+
+
+READS = [
+    ["topics"],
+    ["describe", "t"],
+    ["consume", "t", *GUARD],
+    ["dump", "t"],
+    ["dump", "t", "-o", "dump.jsonl"],
+    ["groups"],
+    ["alter", "t", "--partitions", "2"],
+    ["delete", "t"],
+]
+
+
+@pytest.mark.parametrize("args", READS, ids=[" ".join(a[:3]) for a in READS])
+def test_a_missing_log_dir_is_one_line_and_is_never_created(cli: Cli, args: list[str]) -> None:
+    proc = cli.run(*args)
+    assert assert_one_line_error(proc) == f"error: no log at {cli.log_dir}"
+    assert proc.returncode == 1
+    assert list(cli.cwd.iterdir()) == []  # no log directory, no dump file
+
+
+def test_create_makes_a_missing_log_dir(cli: Cli) -> None:
+    nested = cli.log_dir / "a" / "b"
+    cli.ok("create", "t", log_dir=nested)
+    assert cli.ok("topics", log_dir=nested).stdout.splitlines() == ["t"]
+
+
+def test_relative_log_dir_is_resolved_as_the_worker_does_and_ctrl_c_stops_it_with_130(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A worker started in `home` with log.dir `data/log` keeps its log in
+    home/data/log; `--worker-config` finds it from `home` and, from anywhere else,
+    says where it looked (creating nothing there)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    worker = WorkerProcess(
+        home,
+        {"log.dir": "data/log", "listeners": f"http://127.0.0.1:{free_port()}"},
+        [],
+    )
+    try:
+        worker.wait_ready()
+        config = str(worker.config_path)
+        here = Cli(cli.env, cli.log_dir, home)
+        internal = here.ok("topics", "--all", "--worker-config", config, log_dir=None)
+        assert "connect-configs" in internal.stdout.splitlines()
+        away = tmp_path / "away"
+        away.mkdir()
+        message = Cli(cli.env, cli.log_dir, away).fails(
+            "--worker-config", config, "topics", log_dir=None
+        )
+        assert message.startswith(
+            f"error: no log at {away / 'data' / 'log'} (log.dir 'data/log' of"
+        )
+        assert "relative to the current directory" in message
+        assert list(away.iterdir()) == []
+
+        # Ctrl-C stops the worker cleanly, with the status every command gives it.
+        worker.proc.send_signal(signal.SIGINT)
+        assert worker.proc.wait(60) == 130, worker.stderr
+    finally:
+        if worker.proc.poll() is None:
+            worker.kill()
+    assert "worker stopped" in worker.stderr
+    assert "Traceback" not in worker.stderr
+
+
+# ------------------------------------------------------------------------ Ctrl-C
+
+
+def _lines(proc: subprocess.Popen[bytes], n: int, timeout_s: float = 30.0) -> list[str]:
+    """At least `n` lines from a running child's stdout, read as they come."""
+    fd = proc.stdout.fileno()  # type: ignore[union-attr]
+    deadline = time.monotonic() + timeout_s
+    buffer = b""
+    lines: list[str] = []
+    while len(lines) < n:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{n} lines not printed within {timeout_s} s: {lines}"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, f"stdout closed after {lines}"
+            *complete, buffer = (buffer + chunk).split(b"\n")
+            lines += [line.decode() for line in complete]
+    return lines
+
+
+def _start(cli: Cli, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*CONNECT, "log", "--log-dir", str(cli.log_dir), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli.env,
+        cwd=cli.cwd,
+    )
+
+
+def _interrupt(proc: subprocess.Popen[bytes]) -> tuple[bytes, str]:
+    """Ctrl-C; what the child printed after it, once it exited."""
+    try:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return out, err.decode()
+
+
+def test_ctrl_c_stops_consume_follow_with_130_and_commits_what_it_printed(cli: Cli) -> None:
+    cli.ok("create", "t")
+    consumer = _start(cli, "consume", "t", "--group", "G", "--from-beginning")
+    cli.produce("t", ["a", "b", "c"])
+    assert _lines(consumer, 3) == ["a", "b", "c"]
+    out, err = _interrupt(consumer)
+    assert consumer.returncode == 130
+    assert (out, err) == (b"", "interrupted\n")
+    assert cli.groups()["G"] == {"t-0": {"committed": 3, "end": 3, "lag": 0}}
+
+
+@pytest.fixture
+def big(cli: Cli) -> int:
+    """Topic `big`, large enough that a dump of it is still running when interrupted."""
+    count = 400_000
+    cli.ok("create", "big")
+    cli.produce("big", (str(i) for i in range(count)))
+    return count
+
+
+def test_ctrl_c_during_a_dump_to_stdout_exits_130_and_says_it_is_partial(
+    cli: Cli, big: int
+) -> None:
+    dump = _start(cli, "dump", "big")
+    assert _lines(dump, 1)  # writing; the pipe we no longer read now holds it up
+    out, err = _interrupt(dump)
+    assert dump.returncode == 130
+    assert err == "interrupted: the dump of big on stdout is partial\n"
+    assert 0 < out.count(b"\n") < big
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def test_ctrl_c_during_a_dump_to_a_file_leaves_no_partial_file(
+    cli: Cli, big: int, tmp_path: Path
+) -> None:
+    output = tmp_path / "dump.jsonl"
+    output.write_text("an older dump\n")
+    partial = tmp_path / "dump.jsonl.partial"
+    dump = _start(cli, "dump", "big", "-o", str(output))
+    try:
+        wait_until(
+            lambda: _size(partial) or dump.poll() is not None,
+            30,
+            "the dump writing",
+            interval_s=0.005,
+        )
+        dump.send_signal(signal.SIGSTOP)  # hold it mid-dump: Ctrl-C must land while it writes
+        assert dump.poll() is None, "the dump ended before it could be interrupted"
+        assert _size(partial) > 0
+        dump.send_signal(signal.SIGINT)
+        dump.send_signal(signal.SIGCONT)
+        out, err = dump.communicate(timeout=30)
+    finally:
+        if dump.poll() is None:
+            dump.kill()
+            dump.communicate()
+    assert dump.returncode == 130
+    assert out == b""
+    assert err.decode() == (
+        f"interrupted: {output} not written (the dump of big was incomplete; its partial "
+        "file was removed)\n"
+    )
+    assert not partial.exists()
+    assert output.read_text() == "an older dump\n"  # untouched
+
+
+def test_a_complete_dump_replaces_the_file_and_leaves_no_partial(cli: Cli, tmp_path: Path) -> None:
+    output = tmp_path / "dump.jsonl"
+    output.write_text("an older dump\n")
+    cli.ok("create", "t")
+    cli.produce("t", ["x", "y"])
+    cli.ok("dump", "t", "-o", str(output))
+    assert [json.loads(line)["value"] for line in output.read_text().splitlines()] == ["x", "y"]
+    assert not (tmp_path / "dump.jsonl.partial").exists()
 
 
 # ----------------------------------------------------------------- bad input
