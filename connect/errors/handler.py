@@ -9,8 +9,11 @@ KAFKA_CONSUME):
    as in Kafka).
 2. Retry with exponential backoff (300 ms, doubling, capped at
    `errors.retry.delay.max.ms`) until `errors.retry.timeout` has passed.
-3. Still failing: with `errors.tolerance=none` raise ToleranceExceededError (the task
-   fails); with `all`, report the record (log and/or dead-letter topic) and skip it.
+3. Still failing: report the record (log and/or dead-letter topic), then with
+   `errors.tolerance=none` raise ToleranceExceededError (the task fails), with `all`
+   skip it. Reporting comes first either way, as in Kafka: the record that failed a
+   task is in the dead-letter topic, with the failure in its headers, for whoever
+   looks into why.
 """
 
 from __future__ import annotations
@@ -117,6 +120,7 @@ class RetryWithTolerance:
         delay_ms = _INITIAL_BACKOFF_MS
         while True:
             try:
+                # Step 1
                 return True, operation()
             except Exception as exc:
                 tolerable = stage in _TOLERABLE_ANY or isinstance(exc, RetriableError)
@@ -127,17 +131,19 @@ class RetryWithTolerance:
                 now = time.monotonic()
                 if deadline is None:
                     deadline = float("inf") if timeout < 0 else now + timeout / 1000
+                # Step 2
                 if now + delay_ms / 1000 <= deadline and not self._stop.is_set():
                     self._stop.wait(delay_ms / 1000)
                     delay_ms = min(delay_ms * 2, self.policy.retry_delay_max_ms)
                     continue
+                # Step 3
                 ctx = ErrorContext(stage, plugin, exc, **(context() if context else {}))
                 if self.policy.log_errors:
                     self._log(ctx)
-                if not self.policy.tolerate_all:
-                    raise ToleranceExceededError(stage, exc) from exc
                 for report in self.reporters:
                     report(ctx)
+                if not self.policy.tolerate_all:
+                    raise ToleranceExceededError(stage, exc) from exc
                 self.records_skipped += 1
                 return False, None
 

@@ -467,6 +467,12 @@ class WorkerSinkTask(WorkerTask):
     def close_resources(self) -> None:
         with contextlib.suppress(Exception):
             self.consumer.close()  # after a failure: still release the partitions
+        if self._dlq is not None:
+            # A task that failed on a record dead-lettered it first: keep it.
+            try:
+                self._dlq.flush()
+            except Exception:
+                _log.exception("task %s: could not flush the dead-letter topic", self.name)
         for converter in (self._key_converter, self._value_converter, self._header_converter):
             with contextlib.suppress(Exception):
                 converter.close()

@@ -1,0 +1,92 @@
+"""Dead letters with `errors.tolerance=none`: as in Kafka, the record that fails a sink
+task is reported first — logged and written to the dead-letter topic with the
+failure in its headers — and only then does the task fail (a standalone worker)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import pytest
+
+from connect.herder.standalone import StandaloneHerder
+from tests.connect.plugins_for_tests import ListSink
+from tests.waiting import wait_until
+
+CONV = "tests.connect.plugins_for_tests.Utf8Converter"
+ERR = "__connect.errors."
+#: failure → (the bad value, the stage, the failing class, the connector config's part)
+FAILURES = {
+    "converter": (b"\xff\xfe", "VALUE_CONVERTER", "Utf8Converter", {}),
+    "transform": (
+        b"oops",
+        "TRANSFORMATION",
+        "TransformChain",
+        {
+            "transforms": "cast",
+            "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value",
+            "transforms.cast.spec": "int32",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+@pytest.mark.parametrize("failure", sorted(FAILURES))
+def test_tolerance_none_dead_letters_the_failing_record_then_fails_the_task(
+    start_herder: Callable[..., StandaloneHerder],
+    caplog: pytest.LogCaptureFixture,
+    failure: str,
+    isolation: str,
+) -> None:
+    bad, stage, plugin, extra = FAILURES[failure]
+    ListSink.RECEIVED.clear()
+    caplog.set_level(logging.ERROR, logger="connect.errors")
+    herder = start_herder(**{"task.isolation": isolation})
+    herder.log.create_topic("in", 1)
+    herder.log.append(
+        "in", 0, [b"12", bad, b"34"], headers=[[("origin", b"shop")] for _ in range(3)]
+    )
+    herder.put_connector_config(
+        "sink",
+        {
+            "connector.class": "tests.connect.plugins_for_tests.ListSink",
+            "topics": "in",
+            "key.converter": CONV,
+            "value.converter": CONV,
+            "header.converter": CONV,
+            "errors.tolerance": "none",
+            "errors.log.enable": "true",
+            "errors.deadletterqueue.topic.name": "dlq",
+            "errors.deadletterqueue.context.headers.enable": "true",
+            **extra,
+        },
+        allow_replace=False,
+    )
+    wait_until(
+        lambda: [t.state for t in herder.connector_status("sink").tasks] == ["FAILED"], 60, "FAILED"
+    )
+    assert "Tolerance exceeded" in (herder.connector_status("sink").tasks[0].trace or "")
+    # Reported before the task failed (was: the dead-letter topic stayed empty).
+    [dead] = herder.log.read("dlq", 0, 0)
+    assert dead.value == bad
+    headers = dict(dead.headers)
+    assert headers["origin"] == b"shop"  # the record's own headers travel with it
+    assert headers[ERR + "topic"] == b"in"
+    assert headers[ERR + "partition"] == b"0"
+    assert headers[ERR + "offset"] == b"1"
+    assert headers[ERR + "connector.name"] == b"sink"
+    assert headers[ERR + "task.id"] == b"0"
+    assert headers[ERR + "stage"] == stage.encode()
+    assert headers[ERR + "class.name"] == plugin.encode()
+    assert headers[ERR + "exception.class.name"] == b"connect.api.errors.DataError"
+    assert headers[ERR + "exception.message"]
+    assert b"DataError" in headers[ERR + "exception.stacktrace"]
+    if isolation == "thread":  # caplog sees the task's log
+        # The log reporter ran too, naming where the record was.
+        assert f"Executing stage '{stage}'" in caplog.text
+        assert "topic 'in', partition 0, offset 1" in caplog.text
+    # Nothing past the failing record was delivered or committed.
+    assert [r.value for r in ListSink.RECEIVED] == []
+    committed = herder.log.committed_offsets("connect-sink")
+    assert all(o.offset <= 1 for o in committed.values())
