@@ -4,7 +4,8 @@ Start-up (numbered as in `start`):
 1. parse the worker config (a bad key fails here, naming it);
 2. claim the embedded log's directory (connect.worker.ownership): a standalone worker
    owns it, so a second worker on it is refused here, naming the running one, before
-   it reads or writes anything; then open the log — a Kafka cluster when
+   it reads or writes anything; take the REST listener's port (one in use fails here,
+   naming the address: `127.0.0.1:8083 is in use`); then open the log — a Kafka cluster when
    `bootstrap.servers` is set, else the embedded log at `log.dir` — and with
    `schema.registry.enable` serve the schema registry over it (before the connectors,
    whose converters may use it);
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,7 @@ from typing import Any
 from connect.api import ConfigError
 from connect.herder.base import LogHerder
 from connect.herder.standalone import StandaloneHerder
-from connect.worker.config import WORKER_CONFIG
+from connect.worker.config import WORKER_CONFIG, WORKER_PASS_THROUGH, unknown_key_warnings
 from connect.worker.ownership import LogDirClaim
 from log import FileLog, Log
 
@@ -61,6 +63,10 @@ def load_worker_config(path: str | Path) -> dict[str, Any]:
         for k, v in raw.items()
     }
     parsed = WORKER_CONFIG.parse(raw)
+    for line in unknown_key_warnings(
+        raw, WORKER_CONFIG.names(), WORKER_PASS_THROUGH, where=f"worker config {path}"
+    ):
+        _log.warning("%s", line)
     if not parsed["log.dir"] and not parsed["bootstrap.servers"]:
         raise ConfigError(
             "log.dir",
@@ -131,15 +137,22 @@ class StandaloneWorker:
         self.rest: Any = None
         self.registry: Any = None
         self.claim: LogDirClaim | None = None
+        self._socket: socket.socket | None = None  # the REST listener, bound in Step 1
 
     def start(self) -> None:
         # Step 1 (the config was parsed by load_worker_config)
+        from connect.rest.listeners import bind_listener
+
         host, port = self._listener()
         # Step 2
         if not self.config.get("bootstrap.servers"):
             claim = LogDirClaim(self.config["log.dir"], mode=self.claim_mode)
             claim.acquire(f"http://{host or '127.0.0.1'}:{port}")
             self.claim = claim
+        # Why the port is taken now: a worker whose port is in use must fail before it
+        # opens the log, joins a cluster or starts a task, naming the address.
+        self._socket = bind_listener(host, port)
+        port = self._socket.getsockname()[1]
         self.log = open_log(self.config)
         if self.config.get("schema.registry.enable"):
             from connect.registry.rest.service import RegistryService
@@ -183,13 +196,17 @@ class StandaloneWorker:
             # The console's Schemas page reads the embedded registry (connect.rest.ui).
             registry=self.registry.registry if self.registry is not None else None,
         )
-        self.rest.start()
+        self.rest.start(self._socket)
+        self._socket = None  # the server owns it now
         if self.claim is not None:
             self.claim.note_url(self.rest.url)  # the real port when the config said 0
         _log.info("REST API listening on %s", self.rest.url)
 
     def stop(self) -> None:
         try:
+            if self._socket is not None:  # start failed before serving on it
+                self._socket.close()
+                self._socket = None
             if self.rest is not None:
                 self.rest.stop()
             if self.herder is not None:

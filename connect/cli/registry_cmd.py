@@ -22,9 +22,19 @@ def register(commands: Any) -> None:
     parser = commands.add_parser(
         "registry",
         help="run the schema registry alone",
-        description="Serve Confluent Schema Registry's REST API over the worker's log.dir.",
+        description="Serve Confluent Schema Registry's REST API over the worker's log.dir. "
+        "Keys of WORKER.json it reads: log.dir; schema.registry.listeners, where it "
+        "listens (default http://127.0.0.1:8081; only http, the first is served; "
+        "http://0.0.0.0:8081 for every interface); schema.registry.basic.auth.users.file "
+        "(user:password lines: basic auth when set); schema.registry.topic (its "
+        "compacted topic, default _schemas); schema.registry.compatibility.level "
+        "(default BACKWARD).",
     )
-    parser.add_argument("worker_config", metavar="WORKER.json")
+    parser.add_argument(
+        "worker_config",
+        metavar="WORKER.json",
+        help="a worker config: log.dir and the schema.registry.* keys described above",
+    )
     parser.add_argument(
         "--log-level", default="INFO", help="logging level of the registry (default INFO)"
     )

@@ -39,6 +39,7 @@ from connect.herder.secrets import mask_secrets, password_keys, restore_secrets
 from connect.herder.validation import (
     config_key_info,
     invalid_config_message,
+    unknown_connector_keys,
     validate_connector_config,
 )
 from connect.plugins import PluginKind, Plugins
@@ -257,6 +258,8 @@ class LogHerder:
         infos = validate_connector_config(self.plugins, config)
         if infos["error_count"]:
             raise BadRequestError(invalid_config_message(infos))
+        for line in unknown_connector_keys(infos, config):
+            _log.warning("%s", line)
         with self._lock:
             exists = name in self.configs.snapshot().connectors
             if exists and not allow_replace:

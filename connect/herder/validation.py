@@ -23,12 +23,19 @@ from connect.api import (
 from connect.herder.api import BadRequestError
 from connect.plugins import PluginKind, Plugins
 from connect.worker.config import (
+    CONNECTOR_PASS_THROUGH,
     SINK_CONNECTOR_CONFIG,
     SOURCE_CONNECTOR_CONFIG,
+    unknown_key_warnings,
     validate_connector_name,
 )
 
-__all__ = ["config_key_info", "invalid_config_message", "validate_connector_config"]
+__all__ = [
+    "config_key_info",
+    "invalid_config_message",
+    "unknown_connector_keys",
+    "validate_connector_config",
+]
 
 
 def config_key_info(key: ConfigKey) -> dict[str, Any]:
@@ -234,3 +241,13 @@ def invalid_config_message(infos: Mapping[str, Any]) -> str:
         f"error(s):\n" + "\n".join(errors) + "\nYou can also find the above list of errors "
         "at the endpoint `/connector-plugins/{connectorType}/config/validate`"
     )
+
+
+def unknown_connector_keys(infos: Mapping[str, Any], config: Mapping[str, str]) -> list[str]:
+    """A warning line per key of `config` that neither the runtime's connector keys nor
+    the connector's own ConfigDef nor its transforms' and predicates' declare (`infos`
+    is `validate_connector_config`'s answer for it), beyond the pass-through prefixes
+    of connect.worker.config: Kafka's "supplied but isn't a known config"."""
+    known = [c["definition"]["name"] for c in infos["configs"]]
+    where = f"connector {config.get('name', '?')} ({infos['name'].rsplit('.', 1)[-1]})"
+    return unknown_key_warnings(config, known, CONNECTOR_PASS_THROUGH, where=where)

@@ -1,8 +1,9 @@
 """The REST server: uvicorn serving the app from a background thread.
 
 `start()`:
-1. bind the listening socket in the caller's thread, so a taken port fails here, and
-   port 0 has its real port at once;
+1. bind the listening socket in the caller's thread, so a taken port fails here with
+   a ListenError naming the address, and port 0 has its real port at once (or take
+   the socket a worker bound before anything else, `start(sock)`);
 2. run uvicorn's event loop in a daemon thread (no signal handlers: the worker process
    owns SIGTERM/SIGINT);
 3. return once uvicorn has started serving on the socket.
@@ -25,7 +26,7 @@ import uvicorn
 from connect.herder.api import Herder
 from connect.rest.app import create_app
 from connect.rest.auth import BasicAuth
-from connect.rest.listeners import DEFAULT_LISTENER, listener_from_config
+from connect.rest.listeners import DEFAULT_LISTENER, bind_listener, listener_from_config
 from connect.rest.params import TopicTracking
 
 __all__ = ["DEFAULT_LISTENER", "RestServer", "listener_from_config"]
@@ -81,11 +82,13 @@ class RestServer:
             host = f"[{host}]"
         return f"http://{host}:{self.port}"
 
-    def start(self) -> None:
+    def start(self, sock: socket.socket | None = None) -> None:
+        """Serve on `sock` (bound and listening), or on a socket bound to host:port."""
         if self._thread is not None:
             raise RuntimeError("the REST server is already started")
         # Step 1
-        sock = self._bind()
+        if sock is None:
+            sock = bind_listener(self.host, self.port)
         self.port = sock.getsockname()[1]
         # Step 2
         config = uvicorn.Config(
@@ -111,22 +114,6 @@ class RestServer:
             self.stop()
             sock.close()
             raise RuntimeError(f"the REST server did not start on {self.url}")
-
-    def _bind(self) -> socket.socket:
-        infos = socket.getaddrinfo(
-            self.host or None, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )
-        family, kind, proto, _, address = infos[0]
-        sock = socket.socket(family, kind, proto)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(address)
-            sock.listen(128)
-        except OSError:
-            sock.close()
-            raise
-        sock.set_inheritable(False)
-        return sock
 
     def stop(self) -> None:
         server, thread = self._server, self._thread

@@ -1,14 +1,20 @@
 """Worker and connector configuration: Kafka Connect's keys, declared once.
 
 Worker keys that Kafka Connect knows keep their names and meanings; `log.dir` (the
-embedded log's directory) is ours. Unknown worker keys are ignored as Kafka does
-(client prefixes like `producer.` and converter settings like
-`value.converter.schemas.enable` pass through to whoever reads them).
+embedded log's directory) is ours. Unknown keys are ignored as Kafka ignores them, and
+warned about by name as Kafka warns ("The configuration 'x' was supplied but isn't a
+known config"), with the known key a likely misspelling resembles (`unknown_keys`).
+Keys under a pass-through prefix are someone else's and never warned about: a
+converter's (`value.converter.schemas.enable`), a client's (`producer.`, `consumer.`),
+a config provider's; in a connector config also a transform's, a predicate's, the
+error handling's and a client override's (`consumer.override.`).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable, Mapping
 
 from connect.api import (
     NO_DEFAULT,
@@ -23,9 +29,13 @@ from connect.errors import ERRORS_CONFIG, SINK_ERRORS_CONFIG
 
 __all__ = [
     "COMMON_CONNECTOR_CONFIG",
+    "CONNECTOR_PASS_THROUGH",
     "SINK_CONNECTOR_CONFIG",
     "SOURCE_CONNECTOR_CONFIG",
     "WORKER_CONFIG",
+    "WORKER_PASS_THROUGH",
+    "unknown_key_warnings",
+    "unknown_keys",
     "validate_connector_name",
 ]
 
@@ -551,3 +561,69 @@ def validate_connector_name(name: str) -> str | None:
     if not _NAME.fullmatch(name):
         return "Connector name contains a control character or a slash"
     return None
+
+
+#: Worker-config prefixes whose keys belong to others: converters' settings, the Kafka
+#: clients' (Kafka Connect's producer./consumer./admin., librdkafka's kafka.), and
+#: config providers' (config.providers.<name>.class / .param.*).
+WORKER_PASS_THROUGH = (
+    "key.converter.",
+    "value.converter.",
+    "header.converter.",
+    "producer.",
+    "consumer.",
+    "admin.",
+    "kafka.",
+    "config.providers.",
+)
+
+#: Connector-config prefixes whose keys belong to others: converters, transforms and
+#: predicates (their keys depend on the class each alias names), error handling, the
+#: clients' overrides, topic creation groups and config providers.
+CONNECTOR_PASS_THROUGH = (
+    "key.converter.",
+    "value.converter.",
+    "header.converter.",
+    "transforms.",
+    "predicates.",
+    "errors.",
+    "consumer.override.",
+    "producer.override.",
+    "admin.override.",
+    "topic.creation.",
+    "config.providers.",
+)
+
+
+def unknown_keys(
+    supplied: Iterable[str], known: Iterable[str], pass_through: Iterable[str] = ()
+) -> list[tuple[str, str | None]]:
+    """(key, the known key it most resembles or None) for every supplied key that is
+    neither known nor under a pass-through prefix, sorted. The resemblance is
+    difflib's ratio at 0.75 or more: a dropped unit (`offset.flush.interval`), a
+    missing letter (`tasks.mx`), two swapped (`fiel`)."""
+    known = sorted(set(known))
+    prefixes = tuple(pass_through)
+    out = []
+    for key in sorted(set(supplied) - set(known)):
+        if key.startswith(prefixes):
+            continue
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+        out.append((key, close[0] if close else None))
+    return out
+
+
+def unknown_key_warnings(
+    supplied: Mapping[str, object],
+    known: Iterable[str],
+    pass_through: Iterable[str] = (),
+    *,
+    where: str,
+) -> list[str]:
+    """One line per unknown key of `supplied` (see `unknown_keys`), saying `where` it
+    was found, that it is ignored, and what it may have meant."""
+    lines = []
+    for key, close in unknown_keys(supplied, known, pass_through):
+        line = f"{where}: the configuration '{key}' was supplied but isn't a known config"
+        lines.append(line + (f" (ignored); did you mean '{close}'?" if close else " (ignored)"))
+    return lines

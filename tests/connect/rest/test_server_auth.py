@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from connect.api import ConfigError
-from connect.rest import BasicAuth, RestServer, listener_from_config
+from connect.rest import BasicAuth, ListenError, RestServer, listener_from_config
 from connect.standalone import StandaloneWorker
 from tests.connect.rest.live import LiveServers, assert_error, source_config, worker_config
 
@@ -132,7 +132,7 @@ def test_port_zero_picks_a_real_port_and_stop_is_clean(start_rest: LiveServers):
 def test_a_taken_port_fails_at_start(start_rest: LiveServers):
     live = start_rest()
     other = RestServer(live.herder, host="127.0.0.1", port=live.server.port)
-    with pytest.raises(OSError):
+    with pytest.raises(ListenError, match=f"^127.0.0.1:{live.server.port} is in use"):
         other.start()
 
 
