@@ -58,7 +58,7 @@ def register(commands: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="topic config, e.g. cleanup.policy=compact (repeatable)",
+        help="topic config, e.g. cleanup.policy=compact (repeatable; default: the log's defaults)",
     )
     p.set_defaults(handler=_create, creates_log=True)
 
@@ -122,7 +122,11 @@ def register(commands: Any) -> None:
         help="start at each partition's earliest offset (default: the end, or the "
         "group's committed offsets)",
     )
-    start.add_argument("--offset", type=int, help="start at this offset (needs --partition)")
+    start.add_argument(
+        "--offset",
+        type=int,
+        help="start at this offset (needs --partition; default: see --from-beginning)",
+    )
     p.add_argument("--partition", type=int, help="read this partition only (default: all)")
     p.add_argument(
         "--max-messages", type=int, help="exit after this many records (default: no limit)"
@@ -200,7 +204,7 @@ def _add_log_options(parser: argparse.ArgumentParser, *, inherited: bool) -> Non
         default=default,
         metavar="WORKER.json",
         help="take the log directory from this worker config's log.dir (relative to the "
-        "current directory, as for a worker started here)",
+        "current directory, as for a worker started here; default: none)",
     )
 
 

@@ -80,7 +80,7 @@ def register(commands: Any) -> None:
         action="append",
         default=[],
         metavar="TOPIC:PARTITION=OFFSET",
-        help="a sink partition's new offset (repeatable)",
+        help="a sink partition's new offset (repeatable; default: none, OFFSETS given)",
     )
     p.set_defaults(run=_guarded(_set))
 
@@ -93,7 +93,8 @@ def register(commands: Any) -> None:
         "--to-datetime",
         metavar="ISO-8601",
         help="sink connectors: the first record at or after this time in each partition "
-        "(e.g. 2026-11-01T00:00:00Z; a time without an offset is UTC)",
+        "(e.g. 2026-11-01T00:00:00Z; a time without an offset is UTC; default: none, "
+        "the offsets are deleted)",
     )
     p.set_defaults(run=_guarded(_reset))
     add_everywhere(parser, sub, add_rest_options)

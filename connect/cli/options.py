@@ -57,7 +57,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if "(default" in text or "%(default)" in text or not action.option_strings:
+        if "default:" in text or "%(default)" in text or not action.option_strings:
             return text
         if action.nargs == 0 or action.default in (None, [], argparse.SUPPRESS):
             return text

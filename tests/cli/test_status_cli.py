@@ -110,10 +110,10 @@ def test_unreachable_worker_is_one_line_and_exit_1(subprocess_env):
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
-def test_not_a_url_is_one_line_and_exit_1(subprocess_env):
-    result = run(subprocess_env, "--url", "localhost:8083")
-    assert result.returncode == 1 and result.stderr.count("\n") == 1
-    assert "localhost:8083" in result.stderr
+def test_not_an_http_url_is_one_line_and_exit_2(subprocess_env):
+    result = run(subprocess_env, "--url", "ftp://localhost:8083")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "ftp://localhost:8083" in result.stderr
 
 
 def test_trace_summary():
