@@ -17,9 +17,17 @@
 
 PostgreSQL instead of SQLite is one config away: `--source-config
 configs/main-job-postgres-cdc-source.json` (PostgresCdcSource with
-ExtractNewRecordState and a RegexRouter into the same topic; the database is yours,
-so nothing is generated and the database check is skipped).
+ExtractNewRecordState and a RegexRouter into the same topic). In a database without
+`public.orders` the job makes the shop there (`connect.demo_shop.PostgresShop`) and
+changes it once the source's replication slot exists, so the log must hold one row
+per insert and update, and the database check runs. A `public.orders` of the user's
+is only read: nothing is generated, the job stops when the log and the lake are
+steady, and the database check is skipped.
 Each run starts from scratch: it removes `data/main-job` and `lake` first.
+
+What stops the job — a config or database it cannot use, a failed connector, a lake
+that does not catch up — is one line on stderr (`JobError`), exit status 2 for what
+the user gave, 1 for a failed run; a failed connector's trace goes to a file.
 """
 
 from __future__ import annotations
@@ -31,16 +39,38 @@ import shutil
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["JobError", "main"]
 
 SOURCE_CONFIG = "configs/main-job-orders-source.json"
+SHOP_URL = "sqlite:///data/main-job/shop.db"  # the shipped SQLite source's database
 SINK_CONFIG = "configs/main-job-lake-sink.json"
 WORKER_CONFIG = "configs/main-job-worker.json"
 TOPIC = "shop-orders"
 LOG4J = Path(__file__).resolve().parent.parent / "configs" / "spark-log4j2.properties"
+
+
+class JobError(Exception):
+    """What stops the job, said in one line; `code` is the exit status (2: the config
+    or database given cannot be used; 1: the run failed)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(slots=True)
+class _Source:
+    """The source side of a run: its kind, and the shop the job changes (None: the
+    database is the user's, or not one the job knows)."""
+
+    kind: str
+    shop: Any = None
+    note: str = ""  # the line that says what happens to the database
+    slot: str | None = None  # PostgreSQL: changes start once this slot exists
 
 
 class _Background:
@@ -98,9 +128,17 @@ def _log_records(log: Any) -> int:
     )
 
 
-def _source_done(herder: Any, name: str, shop: Any, last: tuple[int, int] | None) -> bool:
-    """The source's committed offset has reached the database's last change (without
-    a database of ours, e.g. CDC: trust a log that stopped growing)."""
+def _source_done(
+    herder: Any, name: str, shop: Any, last: tuple[int, int] | None, records: int
+) -> bool:
+    """The source has read the database's last change: for a CDC source, the log holds
+    an event per row and change (`PostgresShop`); for the JdbcSource, its committed
+    offset has reached the newest change. Without a database of ours, trust a log
+    that stopped growing."""
+    from connect.demo_shop import PostgresShop
+
+    if isinstance(shop, PostgresShop):
+        return records >= shop.changes
     if shop is None or last is None:
         return True
     for entry in herder.connector_offsets(name):
@@ -111,19 +149,26 @@ def _source_done(herder: Any, name: str, shop: Any, last: tuple[int, int] | None
 
 
 def _check_tasks(herder: Any, names: list[str]) -> None:
+    """A failed connector or task stops the job: its error's last line on the screen,
+    the whole trace in `data/main-job/<name>.trace`."""
     for name in names:
         status = herder.connector_status(name)
         failed = [t for t in status.tasks if t.state == "FAILED"]
         if status.state == "FAILED" or failed:
-            trace = status.trace or (failed[0].trace if failed else "")
-            raise RuntimeError(f"connector {name} failed:\n{trace}")
+            trace = (status.trace or (failed[0].trace if failed else "")).strip()
+            saved = Path("data/main-job") / f"{name}.trace"
+            saved.write_text(trace + "\n", encoding="utf-8")
+            reason = trace.splitlines()[-1] if trace else "no trace"
+            raise JobError(f"connector {name} failed: {reason} (trace in {saved})")
 
 
-def _run_pipeline(args: argparse.Namespace, shop: Any) -> tuple[int, int, float]:
+def _run_pipeline(args: argparse.Namespace, source: _Source) -> tuple[int, int, float]:
+    from connect.demo_shop import ShopDatabase
     from connect.herder.standalone import StandaloneHerder
     from connect.standalone import load_connector_config, load_worker_config
     from log import FileLog
 
+    shop = source.shop
     config = load_worker_config(WORKER_CONFIG)
     log = FileLog(config["log.dir"])
     herder = StandaloneHerder(config, log=log, worker_id="main-job")
@@ -137,14 +182,25 @@ def _run_pipeline(args: argparse.Namespace, shop: Any) -> tuple[int, int, float]
             name, connector = load_connector_config(path)
             herder.put_connector_config(name, connector, allow_replace=True)
             names.append(name)
-        print(f"  connectors {', '.join(names)} running; changes for {args.seconds:.0f}s")
-        stop_changes = started + args.seconds
+        if shop is None:
+            what = "nothing is changed by the job (the database is yours)"
+        elif source.slot is not None:
+            what = f"changes for {args.seconds:.0f}s once slot {source.slot} exists"
+        else:
+            what = f"changes for {args.seconds:.0f}s"
+        print(f"  connectors {', '.join(names)} running; {what}")
+        # Step by step: changes start (at once, or once the CDC source's slot exists:
+        # every change after it is one event) and stop; then the job waits for the log
+        # and the lake to hold them all.
+        stop_changes = None if source.slot is not None else started + args.seconds
         last_print = 0.0
         steady_since, last_count = None, -1
         last: tuple[int, int] | None = None
         while True:
             now = time.monotonic()
-            changing = shop is not None and now < stop_changes
+            if stop_changes is None and shop is not None and shop.slot_exists(source.slot):
+                stop_changes = now + args.seconds
+            changing = shop is not None and stop_changes is not None and now < stop_changes
             if changing:
                 shop.change(args.inserts_per_s // 5, args.updates_per_s // 5)
             records = _log_records(log)
@@ -158,11 +214,12 @@ def _run_pipeline(args: argparse.Namespace, shop: Any) -> tuple[int, int, float]
                     flush=True,
                 )
                 _check_tasks(herder, names)
-            if not changing:
-                last = shop.last_change() if shop is not None and last is None else last
+            if shop is None or (stop_changes is not None and not changing):
+                if last is None and isinstance(shop, ShopDatabase):
+                    last = shop.last_change()
                 # Done when the source has read the last change, the log stopped
                 # growing, and the lake holds all of it.
-                done = _source_done(herder, names[0], shop, last)
+                done = _source_done(herder, names[0], shop, last, records)
                 if done and records == last_count and rows >= records > 0:
                     steady_since = steady_since or now
                     if now - steady_since >= 1.0:
@@ -171,7 +228,11 @@ def _run_pipeline(args: argparse.Namespace, shop: Any) -> tuple[int, int, float]
                     steady_since = None
                 last_count = records
             if now - started > args.timeout:
-                raise RuntimeError(f"the lake did not catch up within {args.timeout:.0f}s")
+                raise JobError(
+                    f"the lake did not catch up within {args.timeout:.0f}s "
+                    f"({records:,} records in the log, {rows:,} rows in the lake; "
+                    "--timeout gives it longer)"
+                )
             time.sleep(0.2)
         elapsed = time.monotonic() - started
     finally:
@@ -253,28 +314,102 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lake", default="lake")
     parser.add_argument("--timeout", type=float, default=120.0)
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except JobError as exc:
+        print(f"main job: {exc}", file=sys.stderr, flush=True)
+        return exc.code
 
-    started = time.monotonic()
-    print(
-        "Tributary main job: SQLite orders → JdbcSource → embedded log → SparkParquetSink → ./lake"
-    )
-    spark = _Background()
-    for stale in ("data/main-job", args.lake):
-        shutil.rmtree(stale, ignore_errors=True)
-    shop = None
-    if args.source_config == SOURCE_CONFIG:
+
+def _source(args: argparse.Namespace) -> _Source:
+    """What the source config reads, said in the banner (printed here, before a
+    database is reached); for PostgreSQL, whether the job makes its shop there."""
+    from connect.api import ConfigError
+    from connect.plugins import PluginKind, Plugins
+    from connect.standalone import load_connector_config
+
+    lake = args.lake if Path(args.lake).is_absolute() else f"./{args.lake}"
+    tail = f"embedded log → SparkParquetSink → {lake}"
+    try:
+        _, config = load_connector_config(args.source_config)
+        kind = Plugins().resolve(
+            PluginKind.CONNECTOR, config.get("connector.class", ""), key="connector.class"
+        )
+    except ConfigError as exc:
+        raise JobError(f"{args.source_config}: {exc}", 2) from None
+    if config.get("connection.url") == SHOP_URL:
         from connect.demo_shop import ShopDatabase
 
-        shop = ShopDatabase(Path("data/main-job/shop.db"))
-        shop.create(args.rows)
-        print(f"  data/main-job/shop.db: {args.rows:,} orders, and changing")
+        print(f"Tributary main job: SQLite orders → JdbcSource → {tail}")
+        return _Source(
+            "SQLite",
+            ShopDatabase(Path("data/main-job/shop.db")),
+            f"  data/main-job/shop.db: {args.rows:,} orders, and changing",
+        )
+    from connectors.postgres import PostgresCdcSourceConnector
+
+    if not issubclass(kind, PostgresCdcSourceConnector):
+        print(f"Tributary main job: {config['connector.class']} → {tail}")
+        return _Source("other", None, "  the source's system is yours: the job changes nothing")
+    from connect.demo_shop import PostgresShop, ShopError
+    from connectors.postgres.config import connection_params, describe_connection, parse_config
+
     try:
-        records, _rows, _ = _run_pipeline(args, shop)
-        ok = _summary(spark.get(), args, shop, records)
+        cfg = parse_config(config)
+        params = connection_params(cfg)
+    except ConfigError as exc:
+        raise JobError(f"{args.source_config}: {exc}", 2) from None
+    where = describe_connection(params)
+    print(f"Tributary main job: PostgreSQL orders ({where}) → PostgresCdcSource → {tail}")
+    try:
+        shop = PostgresShop(params, where)
+    except ShopError as exc:
+        raise JobError(str(exc), 2) from None
+    try:
+        own = shop.owns_orders()
+    except ShopError as exc:
+        shop.close()
+        raise JobError(str(exc), 2) from None
+    if not own:
+        shop.close()
+        return _Source(
+            "PostgreSQL",
+            None,
+            "  public.orders is yours: the job snapshots and streams it, and changes nothing",
+        )
+    return _Source(
+        "PostgreSQL",
+        shop,
+        f"  public.orders: {args.rows:,} orders made by the job, and changing",
+        slot=cfg["slot.name"],
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    source = _source(args)
+    spark: _Background | None = None
+    try:
+        spark = _Background()
+        for stale in ("data/main-job", args.lake):
+            shutil.rmtree(stale, ignore_errors=True)
+        if source.shop is not None:
+            from connect.demo_shop import ShopDatabase, ShopError
+
+            try:
+                if isinstance(source.shop, ShopDatabase):
+                    source.shop.create(args.rows)
+                else:
+                    source.shop.create(args.rows, slot=source.slot)
+            except ShopError as exc:
+                raise JobError(str(exc), 2) from None
+        print(source.note)
+        records, _rows, _ = _run_pipeline(args, source)
+        ok = _summary(spark.get(), args, source.shop, records)
     finally:
-        if shop is not None:
-            shop.close()
-        if spark.session is not None:
+        if source.shop is not None:
+            source.shop.close()
+        if spark is not None and spark.session is not None:
             spark.session.stop()
     print(f"\nmain job finished in {time.monotonic() - started:.1f}s")
     return 0 if ok else 1

@@ -1,19 +1,28 @@
 """The README's run command (`make run`), executed on a fresh checkout path: the main
 job sets everything up there and ends with its Spark SQL summary, checked against the
-database it changed."""
+database it changed. And its PostgreSQL form (`--source-config
+configs/main-job-postgres-cdc-source.json`) pointed at the tests' server: its banner,
+the shop it makes and changes, timestamps that land as timestamps, and the one line it
+prints for a database it cannot use."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import sqlalchemy as sa
 
 from tests.conftest import ROOT
+from tests.connectors.postgres.helpers import db, dsn, run
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.spark]
 
@@ -75,3 +84,142 @@ def test_make_run_on_a_fresh_checkout(tmp_path: Path) -> None:
     }
     assert sum(pq.read_metadata(f).num_rows for f in files) >= 100_000
     assert elapsed < 120, f"the main job took {elapsed:.0f}s"
+
+
+# ------------------------------------------------------------------ PostgreSQL
+
+PG_CONFIG = "configs/main-job-postgres-cdc-source.json"
+
+
+def _pg_job(
+    work: Path, url: str, *args: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`python -m connect.demo --source-config <the shipped PostgreSQL config pointed
+    at url>` in `work` (the job's relative paths — configs, data, lake — are there)."""
+    (work / "configs").mkdir(parents=True, exist_ok=True)
+    for name in ("main-job-worker.json", "main-job-lake-sink.json"):
+        shutil.copy2(ROOT / "configs" / name, work / "configs" / name)
+    shipped = json.loads((ROOT / PG_CONFIG).read_text())
+    u = sa.make_url(url)
+    shipped["config"].update(
+        {
+            "database.hostname": u.host,
+            "database.port": str(u.port),
+            "database.user": u.username,
+            "database.dbname": u.database,
+        }
+    )
+    (work / PG_CONFIG).write_text(json.dumps(shipped))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "connect.demo", "--source-config", PG_CONFIG, *args],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _banner(url: str) -> str:
+    u = sa.make_url(url)
+    return (
+        f"Tributary main job: PostgreSQL orders ({u.username}@{u.host}:{u.port}/{u.database})"
+        " → PostgresCdcSource → embedded log → SparkParquetSink → ./lake"
+    )
+
+
+@pytest.mark.postgres
+def test_postgres_main_job_changes_its_own_shop_and_lands_timestamps(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    done = _pg_job(tmp_path, postgres_url, "--rows", "20000", "--seconds", "3")
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    lines = out.splitlines()
+    assert lines[0] == _banner(postgres_url)
+    assert "SQLite" not in out and "JdbcSource" not in out
+    assert "  public.orders: 20,000 orders made by the job, and changing" in lines
+    assert "changes for 3s once slot orders_lake exists" in out
+    # The job changed the database, and the log holds one row per order and change.
+    changes = [int(m.replace(",", "")) for m in re.findall(r"\(([\d,]+) changes\)", out)]
+    assert changes and changes[-1] > 20000
+    records = re.search(r"pipeline done in [\d.]+s: ([\d,]+) records → ([\d,]+) lake rows", out)
+    assert records is not None
+    assert int(records[1].replace(",", "")) == changes[-1] == int(records[2].replace(",", ""))
+    assert "database check (orders and revenue per region): equal" in out
+    assert "result: OK" in out
+    # Spark reads created_at / updated_at as timestamps (they were bigint µs before).
+    columns = re.search(r"table shop-orders: [\d,]+ rows, columns (.*)", out)
+    assert columns is not None
+    dtypes = dict(c.rsplit(" ", 1) for c in columns[1].split(", "))
+    assert (dtypes["created_at"], dtypes["updated_at"]) == ("timestamp", "timestamp")
+    files = list((tmp_path / "lake/topics/shop-orders").rglob("*.parquet"))
+    schema = pq.read_schema(files[0])
+    assert schema.field("updated_at").type == pa.timestamp("us", tz="UTC")
+
+
+@pytest.mark.postgres
+def test_postgres_main_job_reruns_on_its_own_shop(tmp_path: Path, postgres_url: str) -> None:
+    """A second run finds the table and the replication slot the first one left: the
+    table is the job's (its comment says so), so it is made anew, and the old slot is
+    dropped before the source makes its own (so changes count from the new one)."""
+    from connect.demo_shop import PostgresShop
+
+    shop = PostgresShop(dsn(postgres_url), "test")
+    try:
+        assert shop.owns_orders()  # no table yet
+        shop.create(50, slot="orders_lake")
+        run(postgres_url, "SELECT pg_create_logical_replication_slot('orders_lake', 'pgoutput')")
+        shop.change(5, 5)
+        assert (shop.count(), shop.changes) == (55, 60)
+        assert shop.owns_orders()  # its own table, from the run before
+        again = PostgresShop(dsn(postgres_url), "test")
+        try:
+            again.create(10, slot="orders_lake")
+            assert again.count() == 10
+            assert not again.slot_exists("orders_lake")
+        finally:
+            again.close()
+    finally:
+        shop.close()
+
+
+def _one_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+@pytest.mark.postgres
+def test_postgres_main_job_leaves_a_users_table_alone_or_says_what_it_lacks(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    run(postgres_url, "CREATE TABLE orders (id int PRIMARY KEY, total numeric)")
+    done = _pg_job(tmp_path, postgres_url, timeout=120)
+    assert done.returncode == 2
+    line = _one_line(done)
+    assert line.startswith("main job: public.orders at tributary@127.0.0.1:")
+    assert "has no column customer, product, amount, status, region, updated_at" in line
+    assert done.stdout.splitlines()[0] == _banner(postgres_url)
+    assert not (tmp_path / "lake").exists()  # refused before anything ran
+    with db(postgres_url) as cur:  # the user's table is untouched
+        cur.execute("SELECT obj_description('orders'::regclass, 'pg_class')")
+        assert cur.fetchone() == (None,)
+
+
+def test_postgres_main_job_says_in_one_line_when_there_is_no_server(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = _pg_job(tmp_path, f"postgresql://someone@127.0.0.1:{port}/shop", timeout=120)
+    assert done.returncode == 2
+    line = _one_line(done)
+    assert line.startswith(
+        f"main job: cannot connect to PostgreSQL at someone@127.0.0.1:{port}/shop: "
+    )
+    assert "password" not in line
