@@ -35,9 +35,7 @@ def register(commands: Any) -> None:
         metavar="WORKER.json",
         help="a worker config: log.dir and the schema.registry.* keys described above",
     )
-    parser.add_argument(
-        "--log-level", default="INFO", help="logging level of the registry (default INFO)"
-    )
+    parser.add_argument("--log-level", default="INFO", help="logging level of the registry")
     parser.set_defaults(run=_registry)
 
 
