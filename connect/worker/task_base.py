@@ -2,7 +2,9 @@
 
 Lifecycle, for both kinds of task (numbered as in `run`):
 1. `initialize` and `start` the plugin task; report RUNNING (or PAUSED).
-2. Loop `iterate()` until stopped; while paused, do nothing but wait.
+2. Loop `iterate()` until stopped. On being paused, commit offsets once, as on a
+   stop (what was done before the pause must not wait for the resume, which may never
+   come, to be committed and visible); then do nothing but wait.
 3. On a clean stop: a final offset commit, then `task.stop()`; report UNASSIGNED.
 4. On an error: report FAILED with the trace, stop the plugin task; the worker
    never restarts a failed task by itself (a REST restart does).
@@ -78,11 +80,16 @@ class WorkerTask(ABC):
             self.initialize_and_start()
             self._report(State.PAUSED if self._paused.is_set() else State.RUNNING)
             # Step 2
+            committed_on_pause = False
             while not self._stopping.is_set():
                 if self._paused.is_set():
+                    if not committed_on_pause:
+                        self.commit_on_pause()
+                        committed_on_pause = True
                     with self._resumed:
                         self._resumed.wait(0.5)
                     continue
+                committed_on_pause = False
                 self.iterate()
             # Step 3
             self.commit_final()
@@ -142,6 +149,11 @@ class WorkerTask(ABC):
 
     @abstractmethod
     def stop_plugin(self) -> None: ...
+
+    def commit_on_pause(self) -> None:
+        """Commit what was done before a pause (on the task's thread, like every
+        commit); the same commit as a clean stop's by default."""
+        self.commit_final()
 
     def on_stop_requested(self) -> None:
         """Called on the stopping thread (e.g. to wake a blocked poll)."""
