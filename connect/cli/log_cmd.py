@@ -58,7 +58,8 @@ def register(commands: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="topic config, e.g. cleanup.policy=compact (repeatable; default: the log's defaults)",
+        help="topic config, e.g. cleanup.policy=compact (repeatable; default: none, the "
+        "log's topic settings)",
     )
     p.set_defaults(handler=_create, creates_log=True)
 
