@@ -719,6 +719,28 @@ def test_ctrl_c_during_a_dump_to_a_file_leaves_no_partial_file(
     assert output.read_text() == "an older dump\n"  # untouched
 
 
+def test_a_failed_dump_leaves_no_partial_file(cli: Cli, tmp_path: Path) -> None:
+    """A batch damaged in the middle of a segment (a disk fault) stops the dump half
+    way: one line, exit 1, no partial file, an older file untouched."""
+    cli.ok("create", "t")
+    cli.produce("t", (str(i) for i in range(100_000)))
+    (segment,) = (cli.log_dir / "t" / "0").glob("*.log")
+    with open(segment, "r+b") as data:
+        middle = segment.stat().st_size // 2
+        data.seek(middle)
+        byte = data.read(1)[0]
+        data.seek(middle)
+        data.write(bytes([byte ^ 0xFF]))
+    output = tmp_path / "dump.jsonl"
+    output.write_text("an older dump\n")
+    proc = cli.run("dump", "t", "-o", str(output))
+    message = assert_one_line_error(proc)
+    assert proc.returncode == 1
+    assert message.startswith(f"error: {output} not written, the dump of t failed: corrupt")
+    assert not (tmp_path / "dump.jsonl.partial").exists()
+    assert output.read_text() == "an older dump\n"
+
+
 def test_a_complete_dump_replaces_the_file_and_leaves_no_partial(cli: Cli, tmp_path: Path) -> None:
     output = tmp_path / "dump.jsonl"
     output.write_text("an older dump\n")
