@@ -21,8 +21,9 @@ One iteration (numbered as in the code):
    (failures go to the dead-letter topic when tolerated), then each record
    transformed.
 4. `put_batches()` the batches, if any, then `put()` the records (always, even none).
-   Only once both returned do the chunks' next offsets become consumed: what a commit
-   may pass. A RetriableError keeps the delivery for step 1 and consumes nothing.
+   Only once a call returned do its chunks' next offsets become consumed: what a
+   commit may pass. A RetriableError keeps what that call was handed for step 1 and
+   consumes none of it.
 
 Offset commit, every `offset.flush.interval.ms`, on `context.request_commit()`,
 before partitions are revoked, and on a clean stop:
@@ -405,7 +406,12 @@ class WorkerSinkTask(WorkerTask):
                 else:
                     self.metrics.records_sent += sum(b.records_in for b in batches)
                     delivered = True
-                # delivered: a retry below is put()'s alone
+                    # Accepted: their partitions are consumed whatever put() does next
+                    # (a retry below is put()'s alone; each chunk went one way).
+                    offsets = delivery.offsets
+                    for tp, _ in delivery.batched:
+                        key = TopicPartition(tp.topic, tp.partition)
+                        self._consumed[key] = offsets.pop(key)
                 delivery.batches, delivery.batched = [], []
             self.plugin.put(records)
             self.metrics.records_sent += len(records)

@@ -40,6 +40,14 @@ CONFIG = (
         "While this file exists, a put of any record raises RetriableError.",
     )
     .define(
+        "fail.batches",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Whether put_batches() fails too while the fail file exists (else only put()).",
+    )
+    .define(
         "timeout.ms",
         ConfigType.INT,
         0,
@@ -89,6 +97,7 @@ class RetryingSinkTask(SinkTask):
     def start(self, props: Mapping[str, str]) -> None:
         parsed = CONFIG.parse(props)
         self.fail_file = parsed["fail.file"]
+        self.fail_batches = parsed["fail.batches"]
         self.timeout_ms = parsed["timeout.ms"]
         self.skew = parsed["pre.commit.skew"]
         self.trace = open(parsed["trace.file"], "a")  # noqa: SIM115 (closed in stop)
@@ -125,7 +134,8 @@ class RetryingSinkTask(SinkTask):
 
 class RetryingBatchSinkTask(RetryingSinkTask):
     def put_batches(self, batches: Sequence[Any]) -> Any:
-        self._refuse(sum(b.records_in for b in batches))
+        if self.fail_batches:
+            self._refuse(sum(b.records_in for b in batches))
         self._write(
             "".join(
                 f"put {b.topic} {b.partition} {o} batch\n"

@@ -195,3 +195,27 @@ def test_pre_commit_cannot_commit_past_what_was_consumed(
     wait_until(lambda: committed(herder.log), 60, "a commit")
     assert committed(herder.log) == {0: 3}  # was {0: 103}: a hundred records skipped
     assert trace.delivered() == offsets(0, 3)
+
+
+def test_batches_accepted_before_a_failing_put_are_committed_once(
+    start_herder: Callable[..., StandaloneHerder], tmp_path: Path
+) -> None:
+    """One poll, two ways: partition 0's rows go to put_batches() and are accepted;
+    partition 1 holds only tombstones, which go to put(), which keeps failing. The
+    batches' offsets are the task's to commit; a restart must not write them again."""
+    (tmp_path / "fail").touch()
+    trace = Trace(tmp_path / "trace")
+    herder = start_herder()
+    herder.log.create_topic(TOPIC, 2)
+    herder.log.append(TOPIC, 0, envelopes(range(3)))
+    herder.log.append(TOPIC, 1, [None, None])
+    config = sink_config("batches", tmp_path, **{"fail.batches": "false"})
+    herder.put_connector_config("sink", config, allow_replace=False)
+    wait_until(retries_of(trace, 2), 60, "put() retried")
+    assert trace.delivered() == offsets(0, 3)
+    herder.stop()
+    assert committed(herder.log) == {0: 3}  # was {}: the three rows written again
+    (tmp_path / "fail").unlink()
+    again = start_herder()
+    wait_until(lambda: committed(again.log) == {0: 3, 1: 2}, 60, "the tombstones committed")
+    assert Counter(trace.delivered()) == Counter(offsets(0, 3) + offsets(1, 2))
