@@ -456,7 +456,8 @@ class WorkerSinkTask(WorkerTask):
             if remaining <= 0:
                 return
             for tp, polled in consumer.poll_chunks(min(remaining, 0.1)):
-                # Read only if the task resumed a partition meanwhile: read again later.
+                # Read only from a partition assigned by this very poll, or resumed by
+                # the task: put back, to be read after the redelivery.
                 consumer.seek(tp, polled[0].offset)
 
     def commit_final(self) -> None:
