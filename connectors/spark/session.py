@@ -23,6 +23,10 @@ DEFAULTS = {
     # Arrow batches of Python-built tables arrive whole instead of in 10k-row slices.
     "spark.sql.execution.arrow.maxRecordsPerBatch": "1000000",
     "spark.sql.shuffle.partitions": "4",
+    # Timestamps as Parquet's TIMESTAMP(MICROS, UTC), not the deprecated INT96, which
+    # pyarrow reads as a zone-less timestamp[ns]: the lake's files then carry one type
+    # per column whichever writer wrote them (see connectors.spark.table_schema).
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
 }
 
 

@@ -28,7 +28,9 @@ Either way the files are Spark's: Hive-style directories, types Spark maps one t
 (decimals, dates, timestamps; Debezium's temporal types as dates and timestamps too,
 `connect.api.arrow.file_batch`), one schema per file, so
 `spark.read.option("mergeSchema", "true").parquet(<store>/<topics.dir>/<topic>)` reads
-a topic as one table across schema changes.
+a topic as one table across schema changes. A change those readers could not merge
+(int → long, a decimal → string: both accepted by Avro's rules) stops the task before
+any of it is written (`table_schema`), so the table stays one table.
 
 Exactly once (see `topic_writer`): file names carry topic, partition and offset range;
 files are written to a temporary place and published by rename under a commit intent;
@@ -60,6 +62,7 @@ from connectors.spark.config import CONFIG, SinkSettings, parse
 from connectors.spark.json_batches import JsonBatchDecoder
 from connectors.spark.partitioners import Partitioner
 from connectors.spark.storage import HadoopStorage, LocalStorage, Storage
+from connectors.spark.table_schema import TableSchema
 from connectors.spark.topic_writer import TopicPartitionWriter
 
 __all__ = ["SparkParquetSinkConnector", "SparkParquetSinkTask"]
@@ -95,6 +98,8 @@ class SparkParquetSinkTask(SinkTask):
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self.writers: dict[TopicPartition, TopicPartitionWriter] = {}
+        #: One per topic, shared by its partitions' writers: the table's schema.
+        self.tables: dict[str, TableSchema] = {}
         self._just_opened: set[TopicPartition] = set()
         self.spark: Any = None
 
@@ -120,8 +125,13 @@ class SparkParquetSinkTask(SinkTask):
     def open(self, partitions: Sequence[TopicPartition]) -> None:
         rewinds = {}
         for tp in partitions:
+            table = self.tables.get(tp.topic)
+            if table is None:
+                table = self.tables[tp.topic] = TableSchema(
+                    tp.topic, self.storage, self.settings.topics_dir
+                )
             writer = TopicPartitionWriter(
-                tp, self.settings, self.storage, self.partitioner, clock=self._clock
+                tp, self.settings, self.storage, self.partitioner, table=table, clock=self._clock
             )
             resume = writer.recover()
             self.writers[tp] = writer

@@ -3,8 +3,10 @@ SparkSession's JVM (hdfs://, viewfs://, and file:// as well).
 
 Both offer the few operations the commit protocol needs (see `topic_writer`): make
 directories, write a Parquet file from an Arrow table, publish by rename, list files,
-and small state files written whole. The local one fsyncs files and directories, so a
-published file survives a power cut; Hadoop's rename is atomic on HDFS.
+and small state files written whole; and the schema in a Parquet file's footer, which
+is all `table_schema` reads of the files a table already holds. The local one fsyncs
+files and directories, so a published file survives a power cut; Hadoop's rename is
+atomic on HDFS.
 
 Errors become `StorageError` (a ConnectError) carrying the path, so a bad or
 unwritable store shows in the task's status with the path in it.
@@ -26,6 +28,9 @@ from connect.api import ConnectError
 
 __all__ = ["HadoopStorage", "LocalStorage", "Storage", "StorageError"]
 
+#: What a Parquet file starts and ends with.
+_MAGIC = b"PAR1"
+
 
 class StorageError(ConnectError):
     """A file-system operation on `path` failed."""
@@ -42,6 +47,8 @@ class Storage(Protocol):
     def check_writable(self) -> None: ...
 
     def write_parquet(self, table: pa.Table, path: str, codec: str) -> None: ...
+
+    def read_parquet_schema(self, path: str) -> pa.Schema: ...
 
     def rename(self, src: str, dst: str) -> None: ...
 
@@ -93,6 +100,15 @@ class LocalStorage:
                 os.fsync(out.fileno())
         except OSError as exc:
             raise StorageError("write", str(target), exc.strerror or exc) from exc
+
+    def read_parquet_schema(self, path: str) -> pa.Schema:
+        target = self._abs(path)
+        try:
+            return pq.read_schema(target)
+        except OSError as exc:
+            raise StorageError("read", str(target), exc.strerror or exc) from exc
+        except pa.ArrowException as exc:
+            raise StorageError("read", str(target), exc) from exc
 
     def rename(self, src: str, dst: str) -> None:
         source, target = self._abs(src), self._abs(dst)
@@ -193,6 +209,33 @@ class HadoopStorage:
             raise StorageError("write", url, f"Spark wrote {len(parts)} part files, not 1")
         self.rename(f"{scratch}/{parts[0]}", path)
         self._fs.delete(self._p(scratch), True)
+
+    def read_parquet_schema(self, path: str) -> pa.Schema:
+        """The footer alone, two reads from the file's end (a Parquet file ends with its
+        metadata, the metadata's length and `PAR1`): pyarrow parses it from a buffer
+        that has the same ending."""
+        io = self._spark._jvm.org.apache.commons.io.IOUtils
+
+        def read() -> bytes:
+            target = self._p(path)
+            size = self._fs.getFileStatus(target).getLen()
+            stream = self._fs.open(target)
+            try:
+                stream.seek(max(0, size - 8))
+                tail = bytes(io.toByteArray(stream, min(size, 8)))
+                length = int.from_bytes(tail[:4], "little") if len(tail) == 8 else -1
+                if tail[4:] != _MAGIC or not 0 < length <= size - 12:
+                    raise ValueError("not a Parquet file")
+                stream.seek(size - 8 - length)
+                return bytes(io.toByteArray(stream, length)) + tail
+            finally:
+                stream.close()
+
+        ending = self._call("read", f"{self.root}/{path}", read)
+        try:
+            return pq.read_schema(pa.BufferReader(_MAGIC + ending))
+        except pa.ArrowException as exc:
+            raise StorageError("read", f"{self.root}/{path}", exc) from exc
 
     def rename(self, src: str, dst: str) -> None:
         target = self._p(dst)

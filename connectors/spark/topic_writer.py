@@ -11,6 +11,10 @@ The first three are pure functions of the record sequence, so re-reading after a
 cuts the same files; the last is not, and needs no determinism: recovery reads the
 files, not a replay.
 
+A schema the writer has not admitted before goes to the topic's `TableSchema` first,
+before any of its rows is buffered: one the table's readers could not merge with the
+files it holds stops the task (`SchemaConflictError`) with nothing of it written.
+
 Commit (numbered as in `commit`):
 1. Each open file is written whole to `+tmp/<topic>/<partition>/<uuid>.parquet`
    (fsynced).
@@ -47,6 +51,7 @@ from connectors.spark.config import SinkSettings
 from connectors.spark.files import TMP_DIR, file_name, parse_file_name
 from connectors.spark.partitioners import Partitioner
 from connectors.spark.storage import Storage
+from connectors.spark.table_schema import TableSchema
 
 __all__ = ["TopicPartitionWriter"]
 
@@ -71,9 +76,13 @@ class TopicPartitionWriter:
         storage: Storage,
         partitioner: Partitioner,
         *,
+        table: TableSchema | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.tp = tp
+        self._table = table or TableSchema(tp.topic, storage, settings.topics_dir)
+        #: The last schema the table admitted for this writer.
+        self._admitted: pa.Schema | None = None
         self._settings = settings
         self._storage = storage
         self._partitioner = partitioner
@@ -141,6 +150,10 @@ class TopicPartitionWriter:
         settings = self._settings
         start = 0
         n = batch.num_rows
+        admitted = self._admitted
+        if admitted is None or (batch.schema is not admitted and not batch.schema.equals(admitted)):
+            self._table.admit(batch.schema)  # raises before anything is buffered
+            self._admitted = batch.schema
         while start < n:
             if self._schema is not None and not batch.schema.equals(self._schema):
                 self.commit()
@@ -225,6 +238,7 @@ class TopicPartitionWriter:
             storage.rename(tmp, final)
         # Step 4
         storage.delete(self._intent)
+        self._table.published(final for _, final in pairs)
         self.committed = last + 1
         self.files_committed += len(pairs)
         self.rows_committed += rows

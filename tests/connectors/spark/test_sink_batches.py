@@ -17,6 +17,7 @@ from connect.api.sink_batch import SinkBatch
 from connect.converters import ByteArrayConverter, JsonConverter, SimpleHeaderConverter
 from connect.errors import ErrorPolicy, RetryWithTolerance
 from connect.worker.sink_task import WorkerSinkTask
+from connect.worker.task_base import StatusListener
 from connectors.spark.sink import SparkParquetSinkTask
 from log import FileLog
 from tests.connectors.spark.helpers import (
@@ -141,7 +142,16 @@ class CountingSink(SparkParquetSinkTask):
         super().put(records)
 
 
-def _worker_task(tmp_path: Path, log: FileLog, lake: Path) -> WorkerSinkTask:
+def _worker_task(
+    tmp_path: Path,
+    log: FileLog,
+    lake: Path,
+    on_status: StatusListener | None = None,
+    *,
+    started: bool = True,
+) -> WorkerSinkTask:
+    """A runtime sink task over the lake; `started=False` leaves starting it to its
+    thread (`task.start()`), which reports its states to `on_status`."""
     keys = ByteArrayConverter()
     keys.configure({}, True)
     headers = SimpleHeaderConverter()
@@ -161,10 +171,11 @@ def _worker_task(tmp_path: Path, log: FileLog, lake: Path) -> WorkerSinkTask:
         errors=RetryWithTolerance(ErrorPolicy(), connector="lake", task=0),
         dlq=None,
         offset_flush_interval_ms=0,
-        on_status=lambda *args: None,
+        on_status=on_status or (lambda *args: None),
         max_poll_records=9,
     )
-    task.initialize_and_start()
+    if started:
+        task.initialize_and_start()
     return task
 
 
