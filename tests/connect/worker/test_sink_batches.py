@@ -6,6 +6,7 @@ restarts, tombstones, pause/resume, redelivery, dead letters) holds either way."
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from connect.api import (
 from connect.api.sink_batch import SinkBatch
 from connect.converters import ByteArrayConverter, JsonConverter, SimpleHeaderConverter
 from connect.errors import DeadLetterQueueReporter, ErrorPolicy, RetryWithTolerance
+from connect.worker.lease import Lease
 from connect.worker.sink_task import WorkerSinkTask
 from log import FileLog
 
@@ -400,3 +402,24 @@ def test_a_restart_resumes_where_the_commit_was_with_nothing_lost_or_repeated(
     assert sorted(seen + second.ids()) == sorted([*range(45), *range(1000, 1040)])
     again.commit_offsets()
     assert committed(log) == {0: 45, 1: 40}
+
+
+@pytest.mark.parametrize("batches", [True, False], ids=["batches", "records"])
+def test_a_poll_fenced_while_stopping_is_never_committed(
+    log: FileLog, make_task: MakeTask, batches: bool
+) -> None:
+    """The worker's lease lapses (it may have been evicted) as its task stops: the
+    poll in hand is not delivered, and even if the lease comes back before the final
+    commit, that commit does not pass records the sink never saw."""
+    fill(log, 3)
+    sink = ListSink()
+    task = make_task(sink, transform=None if batches else (lambda record: record))
+    assert task.batch_path is batches
+    task.lease = Lease(time.monotonic() + 60)
+    task.lease.revoke()
+    task.stop()
+    drain(task, 6)  # polled, then fenced: the lease lapsed and the task is stopping
+    assert sink.ids() == []
+    task.lease.extend(time.monotonic() + 60)
+    task.commit_final()
+    assert committed(log) == {}  # was {0: 3, 1: 3}: six records skipped
