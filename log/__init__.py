@@ -18,6 +18,7 @@ from log.errors import (
     LogNotFoundError,
     NoOffsetForPartitionError,
     OffsetOutOfRangeError,
+    TopicDeletedError,
     TopicExistsError,
     UnknownTopicOrPartitionError,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "Producer",
     "Record",
     "TopicConfig",
+    "TopicDeletedError",
     "TopicDescription",
     "TopicExistsError",
     "TopicPartition",

@@ -5,18 +5,27 @@ the consumer group `group_id` and is given a share of the topics' partitions tha
 moves as members come and go (`on_assign` / `on_revoke` are told). Positions start
 at the group's committed offset, else at `auto_offset_reset` (earliest, latest,
 none); a position that fell out of the log (retention) is reset the same way.
+A subscribed topic deleted under the consumer is not a move: `poll()` raises
+TopicDeletedError (see `_heartbeat`).
 With `enable_auto_commit`, positions are committed every `auto_commit_interval_ms`
 from `poll()`, before partitions are given up, and on `close()`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 
 from log.api import Log
-from log.errors import LogClosedError, NoOffsetForPartitionError, OffsetOutOfRangeError
+from log.errors import (
+    LogClosedError,
+    NoOffsetForPartitionError,
+    OffsetOutOfRangeError,
+    TopicDeletedError,
+    UnknownTopicOrPartitionError,
+)
 from log.records import OffsetAndMetadata, Record, TopicPartition
 
 __all__ = ["Consumer", "RebalanceCallback"]
@@ -124,6 +133,12 @@ class Consumer:
         target = member.target()
         revoked = {tp for tp in self._assigned if tp not in target}
         if revoked:
+            # Why: a topic deleted under us leaves the target too, but its partitions
+            # did not move to another member: the data is gone. Going on quietly would
+            # leave the reader idle forever (and commit positions into nothing).
+            gone = self._deleted(revoked)
+            if gone is not None:
+                raise TopicDeletedError(gone.topic, gone.partition)
             if self.enable_auto_commit:
                 self._commit_positions(revoked)
             if self._on_revoke is not None:
@@ -139,13 +154,26 @@ class Consumer:
         if gained and self._on_assign is not None:
             self._on_assign(gained)
 
+    def _deleted(self, partitions: set[TopicPartition]) -> TopicPartition | None:
+        """The first of `partitions` (all assigned, so their topics existed) whose topic
+        is gone now."""
+        for tp in sorted(partitions):
+            try:
+                self._log.partition_count(tp.topic)
+            except UnknownTopicOrPartitionError:
+                return tp
+        return None
+
     def _leave_group(self) -> None:
         if self._member is None:
             return
         owned = set(self._assigned)
         try:
             if self.enable_auto_commit:
-                self._commit_positions(owned)
+                # A deleted topic's positions are not committed (the rest are): that
+                # is no reason for leaving the group to fail.
+                with contextlib.suppress(TopicDeletedError):
+                    self._commit_positions(owned)
             if owned and self._on_revoke is not None:
                 self._on_revoke(owned)
         finally:

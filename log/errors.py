@@ -8,6 +8,7 @@ The hierarchy, drawn so a caller can see what to catch::
     ├── InvalidRecordError          a record the topic cannot take (e.g. no key when compacted)
     ├── TopicExistsError            create of a topic that is already there
     ├── UnknownTopicOrPartitionError a topic or partition that does not exist
+    │   └── TopicDeletedError       one that was deleted while this process used it
     ├── OffsetOutOfRangeError       a read before the log start or past the log end
     ├── CorruptRecordError          a batch whose length or CRC does not check out
     ├── NoOffsetForPartitionError   no committed offset and auto.offset.reset=none
@@ -32,6 +33,7 @@ __all__ = [
     "LogNotFoundError",
     "NoOffsetForPartitionError",
     "OffsetOutOfRangeError",
+    "TopicDeletedError",
     "TopicExistsError",
     "UnknownTopicOrPartitionError",
 ]
@@ -83,6 +85,18 @@ class UnknownTopicOrPartitionError(LogError):
         self.partition = partition
         what = f"topic {topic!r}" if partition is None else f"partition {topic}-{partition}"
         super().__init__(f"{what} does not exist")
+
+
+class TopicDeletedError(UnknownTopicOrPartitionError):
+    """A topic deleted (by another process, or another thread's delete_topic) while
+    this process was reading or writing it. Why a category of its own: the topic did
+    exist, so the reader or writer was not wrong to ask; it cannot go on until the
+    topic is created again, and its message says so instead of "does not exist"."""
+
+    def __init__(self, topic: str, partition: int | None = None) -> None:
+        super().__init__(topic, partition)
+        where = "" if partition is None else f" (partition {topic}-{partition} is gone)"
+        self.args = (f"topic {topic!r} was deleted while in use{where}",)
 
 
 class OffsetOutOfRangeError(LogError):

@@ -30,6 +30,7 @@ from log.errors import (
     InvalidConfigError,
     LogClosedError,
     LogNotFoundError,
+    TopicDeletedError,
     TopicExistsError,
     UnknownTopicOrPartitionError,
 )
@@ -37,7 +38,7 @@ from log.fsutil import FileLock, fsync_dir, read_text, write_atomic
 from log.group import FileGroupMember
 from log.maintenance import Maintenance
 from log.names import validate_topic_name
-from log.offsets import GroupOffsets
+from log.offsets import OFFSETS_TOPIC, GroupOffsets
 from log.partition import Clock, Partition, wall_clock_ms
 from log.records import (
     Header,
@@ -96,6 +97,9 @@ class FileLog:
         self.num_partitions = num_partitions
         self._lock = threading.RLock()
         self._topics: dict[str, _Topic] = {}
+        #: Topics deleted while this log had them open (see _forget): asking for one
+        #: again is TopicDeletedError, not "does not exist", until it is created anew.
+        self._deleted: set[str] = set()
         self._admin = FileLock(self.directory / ".admin.lock")
         self._closed = False
         self._append_seq = 0
@@ -134,6 +138,8 @@ class FileLog:
                 (directory / str(p)).mkdir(exist_ok=True)
             self._write_meta(directory, partitions, config or {})
             fsync_dir(self.directory)
+        with self._lock:
+            self._deleted.discard(name)
         return self.describe_topic(name)
 
     def _write_meta(
@@ -161,6 +167,8 @@ class FileLog:
                 raise UnknownTopicOrPartitionError(name)
             with self._lock:
                 topic = self._topics.pop(name, None)
+                if topic is not None:
+                    self._deleted.add(name)
             if topic is not None:
                 for part in topic.partitions:
                     if part is not None:
@@ -169,6 +177,10 @@ class FileLog:
             os.replace(directory, doomed)
             fsync_dir(self.directory)
             shutil.rmtree(doomed, ignore_errors=True)
+        # After the rename: from here on a commit for the topic is refused
+        # (commit_offsets), so none can bring an offset back.
+        if name != OFFSETS_TOPIC and (self.directory / OFFSETS_TOPIC / _TOPIC_FILE).exists():
+            self.offsets.forget_topic(name)
 
     def list_topics(self, *, include_internal: bool = False) -> list[str]:
         names = [
@@ -187,7 +199,13 @@ class FileLog:
             topic = self._topics.get(name)
             if topic is not None and not refresh:
                 return topic
-            count, overrides, mtime = self._read_meta(name)
+            try:
+                count, overrides, mtime = self._read_meta(name)
+            except UnknownTopicOrPartitionError:
+                if topic is None and name not in self._deleted:
+                    raise
+                raise self._forget(name) from None  # it was there: deleted meanwhile
+            self._deleted.discard(name)
             config = TopicConfig.parse_stored(overrides, topic=name)
             if topic is None:
                 topic = _Topic(name, config, count, mtime)
@@ -315,21 +333,23 @@ class FileLog:
                 values, keys=keys, timestamps=timestamps, headers=headers, codec=codec
             )
         except FileNotFoundError:
-            self._forget(topic)
-            raise UnknownTopicOrPartitionError(topic, partition) from None
+            raise self._forget(topic, partition) from None
         with self._appended:
             self._append_seq += 1
             self._appended.notify_all()
         return offsets
 
-    def _forget(self, topic: str) -> None:
-        """A topic deleted by another process: drop our handles on it."""
+    def _forget(self, topic: str, partition: int | None = None) -> TopicDeletedError:
+        """A topic deleted by another process (its files vanished under a call): drop
+        our handles on it; the error to raise to the caller."""
         with self._lock:
             t = self._topics.pop(topic, None)
+            self._deleted.add(topic)
         if t is not None:
             for part in t.partitions:
                 if part is not None:
                     part.closed = True
+        return TopicDeletedError(topic, partition)
 
     def read(
         self,
@@ -344,26 +364,40 @@ class FileLog:
         try:
             return part.read(offset, max_records=max_records, max_bytes=max_bytes)
         except FileNotFoundError:
-            self._forget(topic)  # deleted by another process
-            raise UnknownTopicOrPartitionError(topic, partition) from None
+            raise self._forget(topic, partition) from None  # deleted by another process
 
     def earliest_offset(self, topic: str, partition: int) -> int:
-        return self.partition(topic, partition).earliest_offset()
+        try:
+            return self.partition(topic, partition).earliest_offset()
+        except FileNotFoundError:
+            raise self._forget(topic, partition) from None
 
     def latest_offset(self, topic: str, partition: int) -> int:
-        return self.partition(topic, partition).latest_offset()
+        try:
+            return self.partition(topic, partition).latest_offset()
+        except FileNotFoundError:
+            raise self._forget(topic, partition) from None
 
     def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
-        return self.partition(topic, partition).offset_for_timestamp(timestamp_ms)
+        try:
+            return self.partition(topic, partition).offset_for_timestamp(timestamp_ms)
+        except FileNotFoundError:
+            raise self._forget(topic, partition) from None
 
     def flush(self, topic: str | None = None, partition: int | None = None) -> None:
         """fsync appended data: one partition, one topic's open partitions, or all."""
         if topic is not None and partition is not None:
-            self.partition(topic, partition).flush()
+            try:
+                self.partition(topic, partition).flush()
+            except FileNotFoundError:
+                raise self._forget(topic, partition) from None
             return
         for part in self.open_partitions():
             if topic is None or part.topic == topic:
-                part.flush()
+                try:
+                    part.flush()
+                except FileNotFoundError:
+                    self._forget(part.topic, part.partition)  # nothing left to flush
 
     # --------------------------------------------------------- consumer groups
 
@@ -371,10 +405,21 @@ class FileLog:
         self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
     ) -> None:
         """Durably record a group's positions. The data partitions are fsynced first,
-        so a committed offset never points past data a crash could lose."""
+        so a committed offset never points past data a crash could lose.
+
+        A partition whose topic was deleted (by another process, maybe after its last
+        read here) is left out and reported, after the others are committed, with
+        TopicDeletedError: an offset into data that is gone would outlive it and skip
+        the first records of a topic created again under the same name."""
+        gone = [tp for tp in offsets if not (self._topic_dir(tp.topic) / _TOPIC_FILE).exists()]
+        if gone:
+            offsets = {tp: o for tp, o in offsets.items() if tp not in gone}
         for tp in offsets:
-            self.partition(tp.topic, tp.partition).flush()
-        self.offsets.commit(group, offsets)
+            self.flush(tp.topic, tp.partition)
+        if offsets:
+            self.offsets.commit(group, offsets)
+        if gone:
+            raise self._forget(gone[0].topic, gone[0].partition)
 
     def committed_offsets(
         self, group: str, partitions: Sequence[TopicPartition] | None = None
@@ -436,7 +481,10 @@ class FileLog:
         for t in topics:
             for part in t.partitions:
                 if part is not None:
-                    part.close()
+                    # A topic another process deleted while we had it open: its files
+                    # are gone, so there is nothing left to flush (its handles close).
+                    with contextlib.suppress(FileNotFoundError):
+                        part.close()
         self._admin.close()
 
     def __enter__(self) -> FileLog:

@@ -137,6 +137,16 @@ class GroupOffsets:
         if keys:
             self._append(keys, [None] * len(keys))
 
+    def forget_topic(self, topic: str) -> None:
+        """Forget every group's committed offsets of a deleted topic (as Kafka's group
+        coordinator does). Why: a topic created again under the same name starts at
+        offset 0, and an old committed offset would skip its first records."""
+        with self._lock:
+            self._catch_up()
+            doomed = [k for k in self._table if k[1] == topic]
+        if doomed:
+            self._append([json.dumps(list(k)).encode() for k in doomed], [None] * len(doomed))
+
     def groups(self) -> list[str]:
         with self._lock:
             self._catch_up()

@@ -174,9 +174,18 @@ def register(commands: Any) -> None:
     p.set_defaults(handler=_dump, json=True)
 
     p = sub.add_parser(
-        "delete", help="delete a topic and its data", description="Delete a topic and its data."
+        "delete",
+        help="delete a topic and its data",
+        description="Delete a topic and its data. Internal topics (the workers' configs, "
+        "offsets, statuses, group and schemas, also under the names a --worker-config "
+        "gives them, and every topic named __*) are refused without --force.",
     )
     p.add_argument("topic", help="the topic")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="delete even an internal topic (what the workers remember is lost)",
+    )
     p.set_defaults(handler=_delete)
 
     p = sub.add_parser(
@@ -537,7 +546,42 @@ def _dump_spans(
     return written
 
 
+#: What each internal topic holds, by the worker config key that names it.
+_INTERNAL = {
+    "config.storage.topic": "connector configs and target states",
+    "offset.storage.topic": "source connectors' offsets",
+    "status.storage.topic": "connector and task statuses",
+    "group.storage.topic": "distributed workers' membership and assignments",
+    "schema.registry.topic": "the schema registry's schemas",
+}
+
+
+def _internal_topic(topic: str, args: argparse.Namespace) -> str | None:
+    """What `topic` holds if it is internal: one of the runtime's topics under its
+    default name or the name the --worker-config gives it, or any `__` topic (the
+    log's own, such as __consumer_offsets)."""
+    from connect.worker.config import WORKER_CONFIG
+
+    if topic == "__consumer_offsets":
+        return "consumer groups' and sink connectors' committed offsets"
+    if topic.startswith("__"):
+        return "the log's own state"
+    names = {WORKER_CONFIG.keys()[key].default: what for key, what in _INTERNAL.items()}
+    if args.worker_config:
+        with contextlib.suppress(OSError, ValueError):  # _open_log reports a bad file
+            config = json.loads(Path(args.worker_config).read_text())
+            if isinstance(config, dict):
+                names.update({config[k]: w for k, w in _INTERNAL.items() if k in config})
+    return names.get(topic)
+
+
 def _delete(log: FileLog, args: argparse.Namespace) -> None:
+    holds = _internal_topic(args.topic, args)
+    if holds is not None and not args.force:
+        raise CliError(
+            f"{args.topic} is an internal topic ({holds}); deleting it loses that for "
+            "every worker on this log: pass --force to delete it anyway"
+        )
     log.delete_topic(args.topic)
     print(f"deleted topic {args.topic}")
 
