@@ -48,6 +48,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from connect.api import (
+    ConfigError,
     ConnectError,
     Converter,
     ErrantRecordReporter,
@@ -241,6 +242,19 @@ class WorkerSinkTask(WorkerTask):
         self._transform = transform
         self._errors = errors
         self._dlq = dlq
+        if dlq is not None and (
+            dlq.topic in self._topics
+            or (self._regex is not None and self._regex.fullmatch(dlq.topic))
+        ):
+            # Why: a record dead-lettered there would be read back, fail again and be
+            # dead-lettered again, without end (Kafka refuses this config too).
+            consumed_by = "topics" if dlq.topic in self._topics else "topics.regex"
+            raise ConfigError(
+                "errors.deadletterqueue.topic.name",
+                dlq.topic,
+                f"the connector consumes that topic ({consumed_by}); a record dead-lettered "
+                "there would be read, fail and be dead-lettered again without end",
+            )
         self.errant_reporter = (
             _Reporter(self)
             if (dlq or errors.policy.log_errors or errors.policy.tolerate_all)

@@ -90,3 +90,38 @@ def test_tolerance_none_dead_letters_the_failing_record_then_fails_the_task(
     assert [r.value for r in ListSink.RECEIVED] == []
     committed = herder.log.committed_offsets("connect-sink")
     assert all(o.offset <= 1 for o in committed.values())
+
+
+@pytest.mark.parametrize(
+    ("subscription", "consumed_by"),
+    [({"topics": "in,dlq"}, "topics"), ({"topics.regex": "in|dl.*"}, "topics.regex")],
+)
+def test_a_dead_letter_topic_the_sink_consumes_is_refused(
+    start_herder: Callable[..., StandaloneHerder], subscription: dict[str, str], consumed_by: str
+) -> None:
+    """A record dead-lettered into a topic its sink reads would come back, fail and be
+    dead-lettered again, for ever: the task refuses to start, naming the key."""
+    ListSink.RECEIVED.clear()
+    herder = start_herder()
+    herder.log.create_topic("in", 1)
+    herder.log.append("in", 0, [b"12", b"\xff\xfe"])
+    herder.put_connector_config(
+        "sink",
+        {
+            "connector.class": "tests.connect.plugins_for_tests.ListSink",
+            **subscription,
+            "value.converter": CONV,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": "dlq",
+        },
+        allow_replace=False,
+    )
+    wait_until(
+        lambda: [t.state for t in herder.connector_status("sink").tasks] == ["FAILED"], 30, "FAILED"
+    )
+    trace = herder.connector_status("sink").tasks[0].trace or ""
+    assert (
+        "Invalid value dlq for configuration errors.deadletterqueue.topic.name: the connector "
+        f"consumes that topic ({consumed_by})"
+    ) in trace
+    assert herder.log.latest_offset("dlq", 0) == 0  # nothing went round
