@@ -413,6 +413,11 @@ class FileLog:
         the first records of a topic created again under the same name."""
         gone = [tp for tp in offsets if not (self._topic_dir(tp.topic) / _TOPIC_FILE).exists()]
         if gone:
+            with self._lock:
+                known = set(self._topics) | self._deleted
+            for tp in gone:
+                if tp.topic not in known:  # never there: a mistake, nothing is committed
+                    raise UnknownTopicOrPartitionError(tp.topic, tp.partition)
             offsets = {tp: o for tp, o in offsets.items() if tp not in gone}
         for tp in offsets:
             self.flush(tp.topic, tp.partition)

@@ -106,3 +106,12 @@ def test_a_subscribed_consumer_fails_when_its_topic_is_deleted(logs) -> None:
                 consumer.poll(0.05)
     finally:
         consumer.close()
+
+
+def test_a_commit_naming_a_topic_that_never_existed_commits_nothing(logs) -> None:
+    user, _ = logs
+    kept = TopicPartition("kept", 0)
+    with pytest.raises(UnknownTopicOrPartitionError) as info:
+        user.commit_offsets("g", {TopicPartition("never", 0): 1, kept: 1})
+    assert not isinstance(info.value, TopicDeletedError)
+    assert user.committed_offsets("g") == {}
