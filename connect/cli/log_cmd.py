@@ -352,7 +352,7 @@ def _produce(log: FileLog, args: argparse.Namespace) -> None:
                 sent += 1
     except KeyboardInterrupt:
         raise Interrupted(
-            f"interrupted: produced {sent} record(s) to {args.topic}, every line read"
+            f"interrupted: produced {sent} record(s) to {args.topic}, every line read before Ctrl-C"
         ) from None
     print(f"produced {sent} record(s) to {args.topic}", file=sys.stderr)
 

@@ -624,10 +624,10 @@ def _lines(proc: subprocess.Popen[bytes], n: int, timeout_s: float = 30.0) -> li
     return lines
 
 
-def _start(cli: Cli, *args: str) -> subprocess.Popen[bytes]:
+def _start(cli: Cli, *args: str, stdin: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [*CONNECT, "log", "--log-dir", str(cli.log_dir), *args],
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=cli.env,
@@ -656,6 +656,23 @@ def test_ctrl_c_stops_consume_follow_with_130_and_commits_what_it_printed(cli: C
     assert consumer.returncode == 130
     assert (out, err) == (b"", "interrupted\n")
     assert cli.groups()["G"] == {"t-0": {"committed": 3, "end": 3, "lag": 0}}
+
+
+def test_ctrl_c_stops_produce_with_130_after_appending_every_line_read(cli: Cli) -> None:
+    cli.ok("create", "t")
+    producer = _start(cli, "produce", "t", stdin=subprocess.PIPE)
+    producer.stdin.write(b"a\nb\nc\n")  # type: ignore[union-attr]
+    producer.stdin.flush()  # type: ignore[union-attr]
+    wait_until(lambda: cli.describe("t")["partitions"][0]["latest_offset"] == 3, 30, "3 lines")
+    out, err = _interrupt(producer)  # stdin still open: it was waiting for more
+    assert producer.returncode == 130
+    assert (out, err) == (
+        b"",
+        "interrupted: produced 3 record(s) to t, every line read before Ctrl-C\n",
+    )
+    assert (
+        cli.consume_json("t", "--from-beginning", *GUARD, "--max-messages", "3")[2]["value"] == "c"
+    )
 
 
 @pytest.fixture
