@@ -25,6 +25,11 @@ float → double, which pyarrow promotes but Spark's schema merge refuses
 case-insensitively). Both readers treat the two sides of a pair alike, so the rule is
 symmetric: a narrower type after a wider one is read as the wider.
 
+A column of Arrow's null type (schemaless JSON whose field was null in every row of a
+batch) holds nothing, and Spark merges it with no other type: files leave it out
+(`stored`), and a missing column reads as null, so the field's first real type is the
+one the table takes.
+
 Cheap by construction (numbered as in `TableSchema.admit`):
 1. A schema admitted before is admitted again with one set lookup; the writers call
    `admit` only when a batch's schema differs from the last one they admitted.
@@ -48,7 +53,7 @@ from connect.api import ConnectError
 from connectors.spark.files import parse_file_name
 from connectors.spark.storage import Storage
 
-__all__ = ["Conflict", "SchemaConflictError", "TableSchema", "merge_schemas"]
+__all__ = ["Conflict", "SchemaConflictError", "TableSchema", "merge_schemas", "stored"]
 
 _log = logging.getLogger(__name__)
 
@@ -79,6 +84,21 @@ class SchemaConflictError(ConnectError):
             "precision may grow, a timestamp's unit may go from ms to us), or write the "
             "new schema to another topic or topics.dir"
         )
+
+
+def stored(table: pa.Table) -> pa.Table:
+    """The table as a file holds it: without its null-typed columns (unless nothing else
+    would be left)."""
+    empty = [f.name for f in table.schema if pa.types.is_null(f.type)]
+    if not empty or len(empty) == table.num_columns:
+        return table
+    return table.drop_columns(empty)
+
+
+def _stored_schema(schema: pa.Schema) -> pa.Schema:
+    """`stored` for a schema, without the schema's metadata."""
+    fields = [f for f in schema if not pa.types.is_null(f.type)]
+    return pa.schema(fields or list(schema))
 
 
 def merge_schemas(table: pa.Schema, new: pa.Schema) -> tuple[pa.Schema, list[Conflict]]:
@@ -186,10 +206,11 @@ class TableSchema:
         # Step 2
         self._read_new_footers()
         # Step 3
+        kept = _stored_schema(schema)
         if self.schema is None:
-            merged, conflicts = pa.schema(list(schema)), []
+            merged, conflicts = kept, []
         else:
-            merged, conflicts = merge_schemas(self.schema, schema)
+            merged, conflicts = merge_schemas(self.schema, kept)
         if conflicts:
             raise SchemaConflictError(self.topic, conflicts)
         self.schema = merged
@@ -207,9 +228,9 @@ class TableSchema:
             parsed = parse_file_name(path.rsplit("/", 1)[-1])
             if parsed is None or parsed.topic != self.topic:
                 continue  # not a file of the sink's (a temp file, a marker)
-            footer = self._storage.read_parquet_schema(path)
+            footer = _stored_schema(self._storage.read_parquet_schema(path))
             if self.schema is None:
-                self.schema = pa.schema(list(footer))
+                self.schema = footer
             else:
                 self.schema, conflicts = merge_schemas(self.schema, footer)
                 if conflicts:  # written before this check existed; the first type stays

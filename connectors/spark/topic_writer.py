@@ -17,7 +17,7 @@ files it holds stops the task (`SchemaConflictError`) with nothing of it written
 
 Commit (numbered as in `commit`):
 1. Each open file is written whole to `+tmp/<topic>/<partition>/<uuid>.parquet`
-   (fsynced).
+   (fsynced), without its columns of Arrow's null type (`table_schema.stored`).
 2. The intent — every (temp, final) pair — is written to
    `<logs.dir>/<topic>/<partition>/commit.intent` (temp file, fsync, rename).
 3. Each temp file is renamed to its final name, which carries the offsets.
@@ -51,7 +51,7 @@ from connectors.spark.config import SinkSettings
 from connectors.spark.files import TMP_DIR, file_name, parse_file_name
 from connectors.spark.partitioners import Partitioner
 from connectors.spark.storage import Storage
-from connectors.spark.table_schema import TableSchema
+from connectors.spark.table_schema import TableSchema, stored
 
 __all__ = ["TopicPartitionWriter"]
 
@@ -226,7 +226,7 @@ class TopicPartitionWriter:
         # Step 1
         for directory, opened in self._open.items():
             tmp = f"{self._tmp_dir}/{uuid.uuid4().hex}.parquet"
-            table = pa.Table.from_batches(opened.batches)
+            table = stored(pa.Table.from_batches(opened.batches))
             storage.write_parquet(table, tmp, codec)
             pairs.append((tmp, self._final(directory, opened.start, opened.end)))
             rows += opened.rows

@@ -6,6 +6,7 @@ runtime — and the rule it applies agrees with what the two readers really do."
 from __future__ import annotations
 
 import decimal
+import json
 import re
 import threading
 from pathlib import Path
@@ -379,3 +380,26 @@ def test_the_spark_writer_restarted_knows_its_files_schema(spark: Any, tmp_path:
         spark.read.option("mergeSchema", "true").parquet(str(tmp_path / "topics/orders")).count()
         == 10
     )
+
+
+@pytest.mark.spark
+def test_a_schemaless_field_null_in_a_whole_batch_takes_its_type_later(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Schemaless JSON gives a field null in every row of a batch Arrow's null type,
+    which Spark merges with nothing: files leave such a column out."""
+    data = [json.dumps({"id": i, "note": None}).encode() for i in range(4)]
+    data += [json.dumps({"id": i, "note": f"n{i}"}).encode() for i in range(4, 8)]
+    raw = [
+        SinkRecord(topic="orders", kafka_partition=0, value=v, kafka_offset=i, timestamp=T0)
+        for i, v in enumerate(data)
+    ]
+    task, _ = start_task(tmp_path, flush_size="4", value_format="json")
+    task.put(raw[:4])  # one poll: Arrow's reader types the column null
+    task.put(raw[4:])
+    assert len(lake_files(tmp_path)) == 2
+    assert pq.read_schema(lake_files(tmp_path)[0]).names == ["id"]
+    df = spark.read.option("mergeSchema", "true").parquet(str(tmp_path / "topics/orders"))
+    assert dict(df.dtypes)["note"] == "string"
+    notes = {r.id: r.note for r in df.collect()}
+    assert notes == {i: (f"n{i}" if i >= 4 else None) for i in range(8)}
