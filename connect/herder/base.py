@@ -12,10 +12,14 @@ apply its own share when it reads the change back from the log.
 
 from __future__ import annotations
 
+import base64
 import logging
+import os
 import re
 import threading
+import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from connect.api import (
@@ -54,8 +58,9 @@ from connect.storage import (
 )
 from connect.worker.worker import Worker
 from log import Log, TopicPartition
+from log.fsutil import fsync_dir, read_text, write_atomic
 
-__all__ = ["VERSION", "LogHerder", "with_placeholders"]
+__all__ = ["CLUSTER_ID_FILE", "VERSION", "LogHerder", "log_cluster_id", "with_placeholders"]
 
 _log = logging.getLogger("connect.herder")
 VERSION = "0.1.0"
@@ -75,6 +80,42 @@ def with_placeholders(
     if not masked:
         return task_configs
     return [{k: masked.get(k, v) for k, v in config.items()} for config in task_configs]
+
+
+#: The embedded log's cluster id, in its directory: hidden, so it is never a topic.
+CLUSTER_ID_FILE = ".cluster.id"
+
+
+def log_cluster_id(log: Any) -> str:
+    """The id `GET /` reports as `kafka_cluster_id`: on Kafka, the cluster's own (from
+    its metadata); on the embedded log, one made when the first worker asked and kept
+    in the log's directory, so every worker sharing the directory, across restarts,
+    reports the same one, as Kafka's brokers report the id their storage was
+    formatted with.
+
+    Two workers starting at once agree: each links its candidate into place, and the
+    link that comes second fails and reads the first one's."""
+    cluster = getattr(log, "cluster", None)
+    if getattr(cluster, "cluster_id", None):
+        return str(cluster.cluster_id)
+    directory = getattr(log, "directory", None)
+    if directory is None:
+        return "unknown"
+    path = Path(directory) / CLUSTER_ID_FILE
+    known = read_text(path)
+    if known and known.strip():
+        return known.strip()
+    candidate = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    tmp = path.with_name(f"{CLUSTER_ID_FILE}.{uuid.uuid4().hex}.tmp")
+    write_atomic(tmp, candidate.encode())
+    try:
+        os.link(tmp, path)
+        fsync_dir(path.parent)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+    return (read_text(path) or candidate).strip()
 
 
 def _stopped_message(name: str) -> str:
@@ -133,6 +174,7 @@ class LogHerder:
         self.loggers = LoggerLevels()
         self._ready = False
         self._reconfigure_requests: set[str] = set()
+        self._cluster_id: str | None = None
 
     def start(self) -> None:
         """Replay the stores and start running what this herder runs."""
@@ -208,7 +250,9 @@ class LogHerder:
         return self._worker_id
 
     def server_info(self) -> dict[str, Any]:
-        return {"version": VERSION, "commit": "tributary", "kafka_cluster_id": "embedded"}
+        if self._cluster_id is None:
+            self._cluster_id = log_cluster_id(self.log)
+        return {"version": VERSION, "commit": "tributary", "kafka_cluster_id": self._cluster_id}
 
     def health(self) -> dict[str, Any]:
         if not self._ready:
@@ -284,25 +328,37 @@ class LogHerder:
             config = {k: v for k, v in merged.items() if v is not None}
             return self.put_connector_config(name, config, allow_replace=True)[1]
 
+    def _assigned_worker(self, name: str, task: int | None) -> str:
+        """The worker a connector (task None) or task is assigned to, for a status not
+        written yet: this one, where one worker runs everything."""
+        return self._worker_id
+
     def connector_status(self, name: str) -> ConnectorStateInfo:
+        """The connector's and its tasks' states. Why a configured connector or task
+        with no status yet is UNASSIGNED and not 404 (Kafka's answer): it exists from
+        the moment its config is in the log (any worker reads it from there at once),
+        while its owner writes the first state only once it has started it; a client
+        that creates a connector and asks for its status must not be told it is not
+        there."""
         config = self._require(name)
         self.status.refresh()
         status = self.status.connector(name)
-        if status is None:
-            raise NotFoundError(f"No status found for connector {name}")
         task_count = len(self.configs.snapshot().tasks.get(name, []))
-        tasks = [
-            TaskState(s.task or 0, s.state.value, s.worker_id, s.trace)
-            for s in self.status.tasks(name)
-            if (s.task or 0) < task_count
-        ]
+        held = {s.task or 0: s for s in self.status.tasks(name)}
+        tasks = []
+        for index in range(task_count):
+            s = held.get(index)
+            if s is None:
+                worker = self._assigned_worker(name, index)
+                tasks.append(TaskState(index, State.UNASSIGNED.value, worker))
+            else:
+                tasks.append(TaskState(index, s.state.value, s.worker_id, s.trace))
+        if status is None:
+            state, worker, trace = State.UNASSIGNED.value, self._assigned_worker(name, None), None
+        else:
+            state, worker, trace = status.state.value, status.worker_id, status.trace
         return ConnectorStateInfo(
-            name,
-            status.state.value,
-            status.worker_id,
-            self.worker.connector_type(config),
-            status.trace,
-            tasks,
+            name, state, worker, self.worker.connector_type(config), trace, tasks
         )
 
     def task_configs(self, name: str) -> list[TaskInfo]:
@@ -313,9 +369,13 @@ class LogHerder:
 
     def task_status(self, name: str, task: int) -> TaskState:
         self._require(name)
+        self.status.refresh()
         for s in self.status.tasks(name):
             if s.task == task:
                 return TaskState(task, s.state.value, s.worker_id, s.trace)
+        if 0 <= task < len(self.configs.snapshot().tasks.get(name, [])):
+            # Configured, not started yet (see connector_status).
+            return TaskState(task, State.UNASSIGNED.value, self._assigned_worker(name, task))
         raise NotFoundError(f"No status found for task {name}-{task}")
 
     # ---------------------------------------------------------- topics, offsets
@@ -356,6 +416,7 @@ class LogHerder:
             cls = self._kind(name)
             if issubclass(cls, SinkConnector):
                 changes = self._sink_offsets(offsets)
+                self._require_in_range(name, changes)
                 acknowledged = cls().alter_offsets(config, changes)
                 group = f"connect-{name}"
                 keep = {tp: o for tp, o in changes.items() if o is not None}
@@ -401,6 +462,33 @@ class LogHerder:
                 )
             out[TopicPartition(topic, number)] = value
         return out
+
+    def _require_in_range(self, name: str, changes: Mapping[TopicPartition, int | None]) -> None:
+        """Refuse a sink offset outside its partition's [log start, log end] (an
+        unknown topic or partition is refused by the log, naming it).
+
+        Why: this is the one place every door that sets sink offsets goes through
+        (PATCH /connectors/{name}/offsets, so `connect offsets set` and `reset
+        --to-datetime` too). An offset past the end was taken silently and showed a
+        lag of 0, then the sink found its position out of range and replayed the whole
+        partition from the start; one before the start (retention deleted it) would
+        be reset the same way. The log end itself is valid: nothing left to replay."""
+        problems = []
+        for tp, offset in sorted(changes.items()):
+            if offset is None:
+                continue  # a reset: auto.offset.reset decides, as documented
+            start = self.log.earliest_offset(tp.topic, tp.partition)
+            end = self.log.latest_offset(tp.topic, tp.partition)
+            if not start <= offset <= end:
+                problems.append(
+                    f"{offset} for {tp.topic}-{tp.partition} is outside its valid range "
+                    f"{start}..{end}"
+                )
+        if problems:
+            raise BadRequestError(
+                f"Offsets for connector {name} must lie between each partition's log start "
+                f"and log end offsets (the end: nothing to replay): {'; '.join(problems)}"
+            )
 
     @staticmethod
     def _source_offsets(

@@ -7,6 +7,12 @@ registered per task): a scrape costs one pass over what runs, however many tasks
 there are. The herder is duck-typed — the standalone herder has `configs`,
 `status`, `worker` and `log`; a herder without one of them yields less, not an error.
 
+A task that runs on another worker of a cluster has no counters here; with
+`cluster=True` (what `connect ps` and the console read) it shows those its worker last
+published to the status topic (connect.storage.status, every 2 s at most), taken only
+from the worker its status names. The Prometheus scrape keeps to this worker's own
+tasks, so that summing the workers' series counts every task once.
+
 Lag of a sink partition is its log end offset minus the connector's committed
 offset (group `connect-<name>`); a partition with nothing committed yet counts from
 its earliest offset, where a sink with `auto.offset.reset=earliest` would start.
@@ -16,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +36,7 @@ __all__ = [
     "TopicView",
     "connectors_view",
     "log_usage",
+    "partition_at_end",
     "partition_for_time",
     "sink_lag",
     "sink_topics",
@@ -113,8 +120,9 @@ class TopicView:
     size_bytes: int
 
 
-def connectors_view(herder: Any) -> list[ConnectorView]:
-    """Every connector of the herder's config with its status and tasks, sorted."""
+def connectors_view(herder: Any, *, cluster: bool = False) -> list[ConnectorView]:
+    """Every connector of the herder's config with its status and tasks, sorted; with
+    `cluster`, tasks of other workers carry the counters those published."""
     configs = getattr(herder, "configs", None)
     status = getattr(herder, "status", None)
     worker = getattr(herder, "worker", None)
@@ -124,6 +132,7 @@ def connectors_view(herder: Any) -> list[ConnectorView]:
     status.refresh()
     running = dict(worker.tasks) if worker is not None else {}
     task_statuses = status.tasks_by_connector()
+    shared = status.worker_metrics() if cluster and hasattr(status, "worker_metrics") else {}
     types: dict[str, tuple[str, str]] = {}
     out = []
     for name in sorted(snapshot.connectors):
@@ -150,7 +159,10 @@ def connectors_view(herder: Any) -> list[ConnectorView]:
             if index >= task_count:
                 continue  # a leftover of a larger task set
             handle = running.get((name, index))
-            metrics = handle.metrics_snapshot() if handle is not None else {}
+            if handle is not None:
+                metrics = handle.metrics_snapshot()
+            else:
+                metrics = shared.get(s.worker_id, {}).get((name, index), {})
             view.tasks.append(
                 TaskView(name, index, s.state.value, s.worker_id, kind, metrics or {})
             )
@@ -207,14 +219,35 @@ def partition_for_time(
     that move the sink to the first record at or after `timestamp_ms` in each of its
     partitions, found through the log's time index; a partition with no such record
     gets its log end offset (nothing to replay)."""
+
+    def offset_of(tp: TopicPartition) -> int:
+        found = log.offset_for_timestamp(tp.topic, tp.partition, timestamp_ms)
+        return log.latest_offset(tp.topic, tp.partition) if found is None else found
+
+    return _sink_entries(log, config, offset_of)
+
+
+def partition_at_end(
+    log: Any, name: str, config: Mapping[str, str], *, end: str
+) -> list[dict[str, Any]]:
+    """The offsets entries (as `partition_for_time`'s) that move the sink to each of
+    its partitions' log start (`end="earliest"`: replay all the log still holds) or log
+    end (`"latest"`: skip to records not written yet)."""
+    if end not in ("earliest", "latest"):
+        raise ValueError(f"end must be earliest or latest, got {end!r}")
+    read = log.earliest_offset if end == "earliest" else log.latest_offset
+    return _sink_entries(log, config, lambda tp: read(tp.topic, tp.partition))
+
+
+def _sink_entries(
+    log: Any, config: Mapping[str, str], offset_of: Callable[[TopicPartition], int]
+) -> list[dict[str, Any]]:
     out = []
     for tp in _partitions(log, sink_topics(log, config)):
         try:
-            offset = log.offset_for_timestamp(tp.topic, tp.partition, timestamp_ms)
-            if offset is None:
-                offset = log.latest_offset(tp.topic, tp.partition)
+            offset = offset_of(tp)
         except LogError:
-            continue
+            continue  # deleted meanwhile
         out.append(
             {
                 "partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},

@@ -2,7 +2,7 @@
 
 - `GET /metrics`: Prometheus' text format (connect.metrics.prometheus).
 - `GET /ops/tasks`: every task with its state, worker, type and records in/out
-  (`connect ps`).
+  (`connect ps`), those of other workers of a cluster as they last published them.
 - `GET /ops/lag[?connector=NAME]`: per sink connector and partition, the log end
   offset, the committed offset and the lag (`connect lag`).
 - `GET /ops/connectors/{name}/offsets-for-time?timestamp_ms=N`: the offsets entries
@@ -10,6 +10,10 @@
   log's time index), ready to PATCH to `/connectors/{name}/offsets` — replay from a
   point in time, which Kafka's offsets API cannot do (`connect offsets reset
   --to-datetime`).
+- `GET /ops/connectors/{name}/offsets-at-end?end=earliest|latest`: the same entries
+  for each partition's log start or log end (`connect offsets set|reset --to-earliest
+  / --to-latest`): the explicit way to either end, now that PATCH refuses an offset
+  outside a partition's range.
 
 All of them sit behind the same basic auth as every endpoint (the middleware wraps
 the whole app). They are plain `def`s: FastAPI runs them in its threadpool, so
@@ -18,14 +22,19 @@ reading the log does not block the event loop.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 from starlette.responses import JSONResponse, Response
 
 from connect.api import NotFoundError
 from connect.herder.api import BadRequestError
-from connect.metrics.view import connectors_view, partition_for_time, sink_lag
+from connect.metrics.view import (
+    connectors_view,
+    partition_at_end,
+    partition_for_time,
+    sink_lag,
+)
 from connect.rest.params import HerderDep
 
 __all__ = ["router"]
@@ -49,7 +58,7 @@ def metrics(herder: HerderDep) -> Response:
 
 @router.get("/ops/tasks", summary="Every task: state, worker, type, records in and out")
 def tasks(herder: HerderDep) -> JSONResponse:
-    out = [t.to_json() for c in connectors_view(herder) for t in c.tasks]
+    out = [t.to_json() for c in connectors_view(herder, cluster=True) for t in c.tasks]
     return JSONResponse({"tasks": out})
 
 
@@ -80,13 +89,37 @@ def offsets_for_time(
     timestamp_ms: Annotated[int, Query(description="milliseconds since the epoch, UTC")],
 ) -> JSONResponse:
     log = _log(herder)
+    config = _sink_config(herder, name, "a time can be looked up for")
+    return JSONResponse({"offsets": partition_for_time(log, name, config, timestamp_ms)})
+
+
+@router.get(
+    "/ops/connectors/{name}/offsets-at-end",
+    summary="Offsets of a sink connector's partitions at their log start or end (to PATCH)",
+)
+def offsets_at_end(
+    herder: HerderDep,
+    name: str,
+    end: Annotated[
+        Literal["earliest", "latest"],
+        Query(description="earliest: each partition's log start; latest: its log end"),
+    ],
+) -> JSONResponse:
+    log = _log(herder)
+    config = _sink_config(herder, name, "have a start and an end")
+    return JSONResponse({"offsets": partition_at_end(log, name, config, end=end)})
+
+
+def _sink_config(herder: Any, name: str, what: str) -> dict[str, str]:
+    """The config of sink connector `name`; a source connector is a 400 (its offsets
+    belong to its source system)."""
     info = herder.connector_info(name)
     if info.type != "sink":
         raise BadRequestError(
             f"Connector {name} is a {info.type} connector; only a sink connector's offsets "
-            "are log positions that a time can be looked up for"
+            f"are log positions that {what}"
         )
     config = herder.connector_config(name)
     if config is None:
         raise NotFoundError(f"Connector {name} not found")
-    return JSONResponse({"offsets": partition_for_time(log, name, config, timestamp_ms)})
+    return config

@@ -90,6 +90,9 @@ class ClusterInfo:
 
     brokers: tuple[str, ...]
     has_admin: bool
+    #: The cluster's id as its metadata names it (Kafka's `kafka_cluster_id` in a
+    #: Connect worker's `GET /`), or None from a broker too old to say.
+    cluster_id: str | None = None
 
 
 def probe_cluster(admin: confluent_kafka.admin.AdminClient, timeout_s: float) -> ClusterInfo:
@@ -98,7 +101,9 @@ def probe_cluster(admin: confluent_kafka.admin.AdminClient, timeout_s: float) ->
     except confluent_kafka.KafkaException as exc:
         raise operation_error("connect to the cluster", exc) from None
     brokers = tuple(f"{b.host}:{b.port}" for b in md.brokers.values())
-    return ClusterInfo(brokers=brokers, has_admin=md.controller_id in md.brokers)
+    return ClusterInfo(
+        brokers=brokers, has_admin=md.controller_id in md.brokers, cluster_id=md.cluster_id
+    )
 
 
 def operation_error(operation: str, exc: BaseException) -> KafkaOperationError:

@@ -100,7 +100,7 @@ def connectors(
     request: Request,
     connector: Annotated[str | None, Query(description="one connector")] = None,
 ) -> JSONResponse:
-    views = connectors_view(herder)
+    views = connectors_view(herder, cluster=True)
     history = _history(request)
     history.record({v.name: (_sum_in(v), _sum_out(v)) for v in views})
     rates = history.current()
