@@ -470,7 +470,7 @@ def _dump(log: FileLog, args: argparse.Namespace) -> None:
     """Read partition by partition up to the ends seen at the start (the known end the
     progress bar counts offsets towards; compacted gaps count as done).
 
-    With --output:
+    With --output naming a file (not a stream such as /dev/stdout):
     1. Write to OUTPUT.partial beside it (a name that says what it holds if even this
        process is killed).
     2. Complete: fsync it and rename it to OUTPUT, replacing any older file at once.
@@ -483,15 +483,22 @@ def _dump(log: FileLog, args: argparse.Namespace) -> None:
         for p in range(count)
     ]
     total = sum(end - start for _, start, end in spans)
-    if not args.output:
+    target = Path(args.output) if args.output else None
+    if target is None or (target.exists() and not target.is_file()):
+        # stdout, or a stream named as a file (/dev/stdout, a FIFO): nothing to rename.
+        name = "stdout" if target is None else str(target)
         try:
-            _dump_spans(log, args, spans, total, sys.stdout)
+            if target is None:
+                _dump_spans(log, args, spans, total, sys.stdout)
+            else:
+                with open(target, "w", encoding="utf-8") as out:
+                    written = _dump_spans(log, args, spans, total, out)
+                print(f"dumped {written} record(s) of {args.topic} to {name}", file=sys.stderr)
         except KeyboardInterrupt:
             raise Interrupted(
-                f"interrupted: the dump of {args.topic} on stdout is partial"
+                f"interrupted: the dump of {args.topic} on {name} is partial"
             ) from None
         return
-    target = Path(args.output)
     partial = target.with_name(target.name + ".partial")
     done = False
     written = 0

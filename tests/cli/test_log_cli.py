@@ -10,6 +10,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -756,6 +757,34 @@ def test_a_failed_dump_leaves_no_partial_file(cli: Cli, tmp_path: Path) -> None:
     assert message.startswith(f"error: {output} not written, the dump of t failed: corrupt")
     assert not (tmp_path / "dump.jsonl.partial").exists()
     assert output.read_text() == "an older dump\n"
+
+
+def test_a_dump_into_a_fifo_writes_straight_into_it(cli: Cli, tmp_path: Path) -> None:
+    """A stream named as a file (a FIFO, /dev/stdout) is written, never renamed over."""
+    cli.ok("create", "t")
+    cli.produce("t", ["x", "y"])
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    lines: list[str] = []
+    reader = threading.Thread(
+        target=lambda: lines.extend(fifo.read_text(encoding="utf-8").splitlines()), daemon=True
+    )
+    reader.start()
+    dump = _start(cli, "dump", "t", "-o", str(fifo))
+    try:
+        _, err = dump.communicate(timeout=30)
+    finally:
+        if dump.poll() is None:
+            dump.kill()
+            dump.communicate()
+        reader.join(10)
+        if reader.is_alive():  # the dump never opened it: let the reader's open return
+            os.close(os.open(fifo, os.O_WRONLY))
+            reader.join(10)
+    assert dump.returncode == 0, err
+    assert [json.loads(line)["value"] for line in lines] == ["x", "y"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log", "pipe"]
+    assert fifo.is_fifo()
 
 
 def test_a_complete_dump_replaces_the_file_and_leaves_no_partial(cli: Cli, tmp_path: Path) -> None:
