@@ -27,7 +27,8 @@ Each run starts from scratch: it removes `data/main-job` and `lake` first.
 
 What stops the job — a config or database it cannot use, a failed connector, a lake
 that does not catch up — is one line on stderr (`JobError`), exit status 2 for what
-the user gave, 1 for a failed run; a failed connector's trace goes to a file.
+the user gave, 1 for a failed run. The worker's and Spark's logs go to
+`data/main-job/job.log`, a failed connector's trace to `data/main-job/<name>.trace`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -385,32 +387,55 @@ def _source(args: argparse.Namespace) -> _Source:
     )
 
 
+@contextlib.contextmanager
+def _logs_to(path: Path) -> Iterator[None]:
+    """Standard error (file descriptor 2) into `path` while the job runs: the task
+    processes and Spark's JVM inherit it, so their logs — a failed task's traceback
+    among them — go to the file, and the terminal shows the job's own lines (the one
+    line of a `JobError` is printed after this gives the terminal back)."""
+    sys.stderr.flush()
+    terminal = os.dup(2)
+    try:
+        with open(path, "ab") as log:
+            os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(terminal, 2)
+        os.close(terminal)
+
+
 def _run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     source = _source(args)
-    spark: _Background | None = None
+    for stale in ("data/main-job", args.lake):
+        shutil.rmtree(stale, ignore_errors=True)
+    logs = Path("data/main-job/job.log")
+    logs.parent.mkdir(parents=True, exist_ok=True)
     try:
-        spark = _Background()
-        for stale in ("data/main-job", args.lake):
-            shutil.rmtree(stale, ignore_errors=True)
-        if source.shop is not None:
-            from connect.demo_shop import ShopDatabase, ShopError
+        with _logs_to(logs):
+            spark = _Background()
+            if source.shop is not None:
+                from connect.demo_shop import ShopDatabase, ShopError
 
+                try:
+                    if isinstance(source.shop, ShopDatabase):
+                        source.shop.create(args.rows)
+                    else:
+                        source.shop.create(args.rows, slot=source.slot)
+                except ShopError as exc:
+                    raise JobError(str(exc), 2) from None
+            print(source.note)
+            print(f"  the worker's and Spark's logs: {logs}")
             try:
-                if isinstance(source.shop, ShopDatabase):
-                    source.shop.create(args.rows)
-                else:
-                    source.shop.create(args.rows, slot=source.slot)
-            except ShopError as exc:
-                raise JobError(str(exc), 2) from None
-        print(source.note)
-        records, _rows, _ = _run_pipeline(args, source)
-        ok = _summary(spark.get(), args, source.shop, records)
+                records, _rows, _ = _run_pipeline(args, source)
+                ok = _summary(spark.get(), args, source.shop, records)
+            finally:
+                if spark.session is not None:
+                    spark.session.stop()
     finally:
         if source.shop is not None:
             source.shop.close()
-        if spark is not None and spark.session is not None:
-            spark.session.stop()
     print(f"\nmain job finished in {time.monotonic() - started:.1f}s")
     return 0 if ok else 1
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -92,7 +93,7 @@ PG_CONFIG = "configs/main-job-postgres-cdc-source.json"
 
 
 def _pg_job(
-    work: Path, url: str, *args: str, timeout: float = 300
+    work: Path, url: str, *args: str, timeout: float = 300, password: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`python -m connect.demo --source-config <the shipped PostgreSQL config pointed
     at url>` in `work` (the job's relative paths — configs, data, lake — are there)."""
@@ -109,6 +110,10 @@ def _pg_job(
             "database.dbname": u.database,
         }
     )
+    if password is None:
+        shipped["config"].pop("database.password")
+    else:
+        shipped["config"]["database.password"] = password
     (work / PG_CONFIG).write_text(json.dumps(shipped))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")}
     env["PYTHONPATH"] = str(ROOT)
@@ -150,6 +155,8 @@ def test_postgres_main_job_changes_its_own_shop_and_lands_timestamps(
     assert int(records[1].replace(",", "")) == changes[-1] == int(records[2].replace(",", ""))
     assert "database check (orders and revenue per region): equal" in out
     assert "result: OK" in out
+    assert done.stderr == ""  # the worker's and Spark's logs went to a file
+    assert "  the worker's and Spark's logs: data/main-job/job.log" in lines
     # Spark reads created_at / updated_at as timestamps (they were bigint µs before).
     columns = re.search(r"table shop-orders: [\d,]+ rows, columns (.*)", out)
     assert columns is not None
@@ -223,3 +230,43 @@ def test_postgres_main_job_says_in_one_line_when_there_is_no_server(tmp_path: Pa
         f"main job: cannot connect to PostgreSQL at someone@127.0.0.1:{port}/shop: "
     )
     assert "password" not in line
+
+
+@pytest.mark.postgres
+def test_postgres_main_job_says_in_one_line_why_its_source_failed(
+    tmp_path: Path, postgres_url: str, postgres_server: Any
+) -> None:
+    """A user who may make the shop but not replicate: the source's task fails, and
+    the job stops with its reason in one line (the trace in a file), not a traceback."""
+    database = sa.make_url(postgres_url).database
+    run(
+        postgres_url,
+        "CREATE ROLE shopper LOGIN PASSWORD 'secret-pw'",
+        "GRANT CREATE, USAGE ON SCHEMA public TO shopper",
+    )
+    try:
+        done = _pg_job(
+            tmp_path,
+            postgres_server.url(database, user="shopper", password="secret-pw"),
+            "--rows",
+            "100",
+            password="secret-pw",
+            timeout=180,
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        line = _one_line(done)
+        assert line == (
+            "main job: connector orders-source failed: connect.api.errors.ConnectError: user "
+            "'shopper' may not use replication: grant it with ALTER ROLE \"shopper\" "
+            "REPLICATION (and allow it in pg_hba.conf) "
+            "(trace in data/main-job/orders-source.trace)"
+        )
+        assert "secret-pw" not in done.stdout + done.stderr
+        assert "Traceback" in (tmp_path / "data/main-job/orders-source.trace").read_text()
+    finally:
+        run(
+            postgres_url,
+            "DROP TABLE IF EXISTS orders",
+            "DROP OWNED BY shopper",
+            "DROP ROLE shopper",
+        )
