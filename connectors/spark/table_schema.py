@@ -22,8 +22,9 @@ What the readers merge (measured on Spark 4 and pyarrow, kept by the tests in
 Anything else is refused: every other change of type, including int → long and
 float → double, which pyarrow promotes but Spark's schema merge refuses
 (`CANNOT_MERGE_SCHEMAS`), and two names that differ only in case (Spark resolves names
-case-insensitively). Both readers treat the two sides of a pair alike, so the rule is
-symmetric: a narrower type after a wider one is read as the wider.
+case-insensitively and reads them as one column, pyarrow as two). Both readers treat
+the two sides of a pair alike, so the rule is symmetric: a narrower type after a wider
+one is read as the wider.
 
 A column of Arrow's null type (schemaless JSON whose field was null in every row of a
 batch) holds nothing, and Spark merges it with no other type: files leave it out

@@ -312,6 +312,10 @@ def test_columns_come_and_go_and_differ_in_case_as_the_readers_say(
         assert (not conflicts) == merges, label
         if merges:
             assert _readers_merge(spark, where), label
+        else:  # each reader reads them, but not as the same table
+            spark_columns = spark.read.option("mergeSchema", "true").parquet(str(where)).columns
+            arrow_columns = pa.unify_schemas([old.schema, new.schema]).names
+            assert spark_columns == ["id"] and arrow_columns == ["id", "ID"], label
 
 
 def _readers_merge(spark: Any, directory: Path) -> bool:
