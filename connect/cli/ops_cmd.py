@@ -5,11 +5,17 @@
     connect lag [CONNECTOR]            per sink connector and partition: log end offset,
                                        committed offset, lag (GET /ops/lag)
     connect offsets get CONNECTOR      the committed offsets (GET /connectors/…/offsets)
-    connect offsets set CONNECTOR …    alter them (PATCH), from JSON or --sink T:P=N
+    connect offsets set CONNECTOR …    alter them (PATCH), from JSON or --sink T:P=N;
+                                       a sink offset outside its partition's range
+                                       [log start, log end] is refused (400), naming it
     connect offsets reset CONNECTOR    reset them (DELETE); for a sink connector with
       [--to-datetime 2026-11-01T00:00:00Z]   move each partition to its first record at
                                        or after that time (the log's time index), then
                                        PATCH: replay from a point in time
+    connect offsets set|reset CONNECTOR --to-earliest | --to-latest
+                                       a sink connector: every partition to its log
+                                       start (replay all the log holds) or its log end
+                                       (skip to new records)
 
 Changing offsets needs the connector STOPPED (`PUT /connectors/NAME/stop`), as Kafka
 Connect's offsets API requires; the commands say so instead of trying. Each command
@@ -82,6 +88,7 @@ def register(commands: Any) -> None:
         metavar="TOPIC:PARTITION=OFFSET",
         help="a sink partition's new offset (repeatable; default: none, OFFSETS given)",
     )
+    _add_ends(p)
     p.set_defaults(run=_guarded(_set))
 
     p = sub.add_parser(
@@ -96,8 +103,27 @@ def register(commands: Any) -> None:
         "(e.g. 2026-11-01T00:00:00Z; a time without an offset is UTC; default: none, "
         "the offsets are deleted)",
     )
+    _add_ends(p)
     p.set_defaults(run=_guarded(_reset))
     add_everywhere(parser, sub, add_rest_options)
+
+
+def _add_ends(parser: argparse.ArgumentParser) -> None:
+    ends = parser.add_mutually_exclusive_group()
+    ends.add_argument(
+        "--to-earliest",
+        dest="to_end",
+        action="store_const",
+        const="earliest",
+        help="sink connectors: every partition to its log start (replay all it holds)",
+    )
+    ends.add_argument(
+        "--to-latest",
+        dest="to_end",
+        action="store_const",
+        const="latest",
+        help="sink connectors: every partition to its log end (skip to new records)",
+    )
 
 
 def _guarded(command: Any) -> Any:
@@ -271,10 +297,37 @@ def _patch(args: argparse.Namespace, offsets: list[dict[str, Any]]) -> None:
 
 
 def _set(args: argparse.Namespace) -> None:
-    if (args.offsets is None) == (not args.sink):
-        raise _UsageError("give the offsets as JSON (or @FILE, -) or with --sink, not both")
+    ways = (args.offsets is not None) + bool(args.sink) + (args.to_end is not None)
+    if ways != 1:
+        raise _UsageError(
+            "give the offsets one way: as JSON (or @FILE, -), with --sink, or with "
+            "--to-earliest / --to-latest"
+        )
+    if args.to_end is not None:
+        _move_to_end(args)
+        return
     offsets = _read_offsets(args.offsets) if args.offsets else [_sink_entry(s) for s in args.sink]
     _require_stopped(args)
+    _patch(args, offsets)
+
+
+def _require_sink(args: argparse.Namespace, option: str) -> None:
+    info = call(args, "GET", f"/connectors/{path_name(args.connector)}")
+    if info.get("type") != "sink":
+        raise _UsageError(
+            f"{option} moves a sink connector through the log; {args.connector} is a "
+            f"{info.get('type')} connector (its offsets belong to its source system)"
+        )
+
+
+def _move_to_end(args: argparse.Namespace) -> None:
+    """--to-earliest / --to-latest: each partition's log start or end, then PATCH."""
+    _require_sink(args, f"--to-{args.to_end}")
+    _require_stopped(args)
+    path = f"/ops/connectors/{path_name(args.connector)}/offsets-at-end?end={args.to_end}"
+    offsets = call(args, "GET", path)["offsets"]
+    if not offsets:
+        raise _UsageError(f"connector {args.connector} reads no partition that exists yet")
     _patch(args, offsets)
 
 
@@ -291,18 +344,18 @@ def _parse_time(text: str) -> int:
 
 
 def _reset(args: argparse.Namespace) -> None:
+    if args.to_datetime is not None and args.to_end is not None:
+        raise _UsageError(f"give --to-datetime or --to-{args.to_end}, not both")
+    if args.to_end is not None:
+        _move_to_end(args)
+        return
     if args.to_datetime is None:
         _require_stopped(args)
         answer = call(args, "DELETE", _offsets_path(args.connector))
         print(json.dumps(answer, indent=2) if args.json else answer.get("message", "reset"))
         return
     timestamp_ms = _parse_time(args.to_datetime)
-    info = call(args, "GET", f"/connectors/{path_name(args.connector)}")
-    if info.get("type") != "sink":
-        raise _UsageError(
-            f"--to-datetime moves a sink connector through the log; {args.connector} is a "
-            f"{info.get('type')} connector (its offsets belong to its source system)"
-        )
+    _require_sink(args, "--to-datetime")
     _require_stopped(args)
     path = f"/ops/connectors/{path_name(args.connector)}/offsets-for-time"
     offsets = call(args, "GET", f"{path}?timestamp_ms={timestamp_ms}")["offsets"]
