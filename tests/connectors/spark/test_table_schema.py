@@ -407,3 +407,16 @@ def test_a_schemaless_field_null_in_a_whole_batch_takes_its_type_later(
     assert dict(df.dtypes)["note"] == "string"
     notes = {r.id: r.note for r in df.collect()}
     assert notes == {i: (f"n{i}" if i >= 4 else None) for i in range(8)}
+
+
+@pytest.mark.spark
+def test_a_file_that_is_no_parquet_is_a_storage_error_naming_it(spark: Any, tmp_path: Path) -> None:
+    from connectors.spark.storage import HadoopStorage, LocalStorage, StorageError
+
+    (tmp_path / "x.parquet").write_bytes(b"PAR1 not really a Parquet file PAR1")
+    (tmp_path / "tiny.parquet").write_bytes(b"PAR1")
+    for storage in (HadoopStorage(tmp_path.as_uri(), spark), LocalStorage(tmp_path)):
+        for name in ("x.parquet", "tiny.parquet", "missing.parquet"):
+            with pytest.raises(StorageError) as info:
+                storage.read_parquet_schema(name)
+            assert name in str(info.value) and "\n" not in str(info.value)
