@@ -55,15 +55,19 @@ def _refusal(worker: WorkerProcess) -> str:
     return errors[0]
 
 
-def test_a_second_standalone_worker_on_one_log_dir_is_refused(tmp_path, start_worker) -> None:
+@pytest.mark.parametrize("port", ["same", "another"])
+def test_a_second_standalone_worker_on_one_log_dir_is_refused(
+    tmp_path, start_worker, port
+) -> None:
+    """The same command run twice (same port), or a copy of the config with only the
+    port changed: either way the log directory is the first worker's."""
     src, out, files = _pipeline(tmp_path)
     src.write_bytes(_lines(100))
     first = start_worker(files)
     wait_until(lambda: _output_is(out, _lines(100)), what="first output")
 
-    second = start_worker(
-        files, config={"listeners": f"http://127.0.0.1:{free_port()}"}, ready=False
-    )
+    other = {"listeners": f"http://127.0.0.1:{free_port()}"} if port == "another" else {}
+    second = start_worker(files, config=other, ready=False)
     line = _refusal(second)
     assert str((tmp_path / "log").resolve()) in line
     assert f"pid {first.proc.pid}" in line and first.url in line
