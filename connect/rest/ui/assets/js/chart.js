@@ -1,7 +1,7 @@
 // Throughput charts drawn as SVG by hand: a few dozen points need no chart library, and
 // the console ships nothing it did not write.
 
-import { h, s } from "./dom.js";
+import { fill, h, s } from "./dom.js";
 import { compact } from "./format.js";
 
 const SERIES = [
@@ -82,7 +82,8 @@ export function throughputChart(samples, { width = 640, height = 180 } = {}) {
     guide.setAttribute("x2", x(best.t));
     guide.setAttribute("visibility", "visible");
     tip.hidden = false;
-    tip.replaceChildren(
+    fill(
+      tip,
       h("strong", null, clock(best.t)),
       h("span", { class: "series-in" }, `in ${compact(best.in)}/s`),
       h("span", { class: "series-out" }, `out ${compact(best.out)}/s`),

@@ -62,7 +62,7 @@ function route() {
     link.classList.toggle("active", link.dataset.section === section);
   }
   const container = document.getElementById("view");
-  container.replaceChildren();
+  fill(container);
   state.generation += 1;
   state.view = view.mount(container, params, ctx);
   tick(true);

@@ -5,7 +5,7 @@ import { api } from "../api.js";
 import { fill, h } from "../dom.js";
 import { compact, int, rate, shortClass } from "../format.js";
 import { sparkline } from "../chart.js";
-import { button, emptyState, stateBadge, taskDots, typeBadge } from "../ui.js";
+import { button, emptyState, stateBadge, taskDots, toast, typeBadge } from "../ui.js";
 import { openCreate } from "./editor.js";
 
 const STATE_FILTERS = ["ALL", "RUNNING", "PAUSED", "STOPPED", "FAILED"];
@@ -178,7 +178,7 @@ export function mount(container, _params, ctx) {
     emptyEl.hidden = data.connectors.length !== 0;
   }
 
-  const emptyEl = h("div", { hidden: true }, emptyState("No connectors yet", "Create one from its JSON config: a connector class, its settings, and how many tasks may run it."), h("div", { class: "center" }, button("New connector", { kind: "primary", iconName: "plus", onclick: () => openCreate(ctx) })));
+  const emptyEl = h("div", { hidden: true }, emptyState("No connectors yet", "Create one from its JSON config: a connector class, its settings, and how many tasks may run it."), h("div", { class: "center" }, button("New connector", { kind: "primary", iconName: "plus", onclick: () => openCreate(ctx).catch((e) => toast(e.message, "error")) })));
 
   container.append(
     h("div", { class: "page-head" }, h("div", null, h("h1", null, "Connectors"), h("p", { class: "sub" }, "Every connector on the cluster, with its tasks and throughput."))),

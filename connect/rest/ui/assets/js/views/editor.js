@@ -59,8 +59,6 @@ export async function openCreate(ctx) {
   api
     .get("connector-plugins")
     .then((plugins) => {
-      // fill(), not the DOM's replaceChildren: that one takes nodes only and turns an
-      // array into the text "[object HTMLOptionElement],…", which a select never shows.
       fill(
         plugin,
         h("option", { value: "" }, "Insert a plugin's class…"),

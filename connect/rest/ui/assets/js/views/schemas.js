@@ -60,14 +60,14 @@ export function mount(container, { subject, version }) {
     async refresh() {
       const data = await api.get("ops/schemas");
       if (!data.enabled) {
-        layout.replaceChildren(emptyState("No embedded schema registry", "Start the worker with schema.registry.enable=true to serve a registry over this log; its subjects show here."));
+        fill(layout, emptyState("No embedded schema registry", "Start the worker with schema.registry.enable=true to serve a registry over this log; its subjects show here."));
         return;
       }
       if (!data.subjects.length) {
-        layout.replaceChildren(emptyState("No subjects yet", "Schemas appear here once a converter or a client registers one."));
+        fill(layout, emptyState("No subjects yet", "Schemas appear here once a converter or a client registers one."));
         return;
       }
-      if (!layout.contains(list)) layout.replaceChildren(list, detail);
+      if (!layout.contains(list)) fill(layout, list, detail);
       const chosen = data.subjects.find((s) => s.subject === subject) || data.subjects[0];
       fill(
         list,
