@@ -230,6 +230,12 @@ def _run_pipeline(args: argparse.Namespace, source: _Source) -> tuple[int, int, 
                     steady_since = None
                 last_count = records
             if now - started > args.timeout:
+                if records == 0 and shop is None:
+                    raise JobError(
+                        f"no record reached the log within {args.timeout:.0f}s: the source "
+                        "read no row (an empty table?), and the job stops only once the "
+                        "lake holds what the log does"
+                    )
                 raise JobError(
                     f"the lake did not catch up within {args.timeout:.0f}s "
                     f"({records:,} records in the log, {rows:,} rows in the lake; "

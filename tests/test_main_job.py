@@ -7,6 +7,7 @@ prints for a database it cannot use."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -23,7 +24,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.conftest import ROOT
-from tests.connectors.postgres.helpers import db, dsn, run
+from tests.connectors.postgres.helpers import db, dsn, run, table_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.spark]
 
@@ -191,6 +192,43 @@ def test_postgres_main_job_reruns_on_its_own_shop(tmp_path: Path, postgres_url: 
             again.close()
     finally:
         shop.close()
+
+
+@pytest.mark.postgres
+def test_postgres_main_job_reads_a_users_table_and_changes_nothing(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A `public.orders` of the user's (timestamptz columns this time): the job says
+    it changes nothing and does not, and the times land as timestamps all the same."""
+    run(
+        postgres_url,
+        "CREATE TABLE orders (id int PRIMARY KEY, customer text, product text, "
+        "amount numeric(8, 2), status text, region text, "
+        "created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz)",
+        "INSERT INTO orders SELECT n, 'c' || n, 'p', n, 'new', 'eu', "
+        "timestamptz '2024-05-06 07:08:09.5+02', timestamptz '2024-05-06 07:08:09.5+02' "
+        "FROM generate_series(1, 300) n",
+    )
+    before = table_rows(postgres_url, "orders")
+    done = _pg_job(tmp_path, postgres_url, "--seconds", "1")
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    assert out.splitlines()[0] == _banner(postgres_url)
+    assert (
+        "  public.orders is yours: the job snapshots and streams it, and changes nothing"
+        in out.splitlines()
+    )
+    assert "running; nothing is changed by the job (the database is yours)" in out
+    assert "pipeline done in" in out and ": 300 records → 300 lake rows" in out
+    assert "database check" not in out and "result: OK" in out
+    assert table_rows(postgres_url, "orders") == before  # not a row changed
+    columns = re.search(r"table shop-orders: [\d,]+ rows, columns (.*)", out)
+    assert columns is not None
+    dtypes = dict(c.rsplit(" ", 1) for c in columns[1].split(", "))
+    assert (dtypes["created_at"], dtypes["updated_at"]) == ("timestamp", "timestamp")
+    files = list((tmp_path / "lake/topics/shop-orders").rglob("*.parquet"))
+    landed = pq.read_table(files[0]).column("updated_at").to_pylist()[0]
+    assert landed == dt.datetime(2024, 5, 6, 5, 8, 9, 500000, tzinfo=dt.UTC)
 
 
 def _one_line(done: subprocess.CompletedProcess[str]) -> str:
