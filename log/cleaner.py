@@ -30,12 +30,11 @@ from log.batch import ATTR_CODEC_MASK, decode_columns, encode_batch, parse_heade
 from log.config import INT_MAX, TopicConfig
 from log.fsutil import read_text, write_atomic
 from log.index import OffsetIndex, TimeIndex
+from log.partition import CLEANER_CHECKPOINT as _CHECKPOINT
 from log.partition import Partition
 from log.segment import Segment
 
 __all__ = ["CleanResult", "clean_partition"]
-
-_CHECKPOINT = "cleaner-offset-checkpoint"
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,9 @@ Directory contents::
     00000000000000000000.log / .index / .timeindex     closed segments ...
     00000000000000052311.log / .index / .timeindex     ... and the active (last) one
     .lock             flock'ed by the one process writing at a time
+    .generation       a count of changes to the segment list, shared by processes
     recovery-point    offset below which everything is known to be fsynced
+    compacted-below   offset below which compaction may have left gaps
     .swap/            a compaction result being swapped in (finished on open)
     .cleaning/        a compaction in progress (discarded on open)
 
@@ -16,14 +18,26 @@ Opening recovers (numbered as in the code):
      scanned, their indexes are sanity-checked and rebuilt when a check fails.
   3. Every segment from the one holding the recovery point on is validated from the
      recovery point's index position (or its last index entry), batch by batch;
-     the first bad batch is cut off together with any segment after it. The last
-     segment was only ever appended to, so its offsets must run without gaps.
+     the first bad batch is cut off together with any segment after it. In the
+     last segment offsets must run without gaps from `compacted-below` on: appends
+     never leave one, and a compacted segment can be the last one (when a cut made
+     it so), so gaps below that offset are compaction's, not damage.
 
 Writers: appends from any thread or process serialise on a thread lock and the
 `.lock` flock. On taking the lock a writer first catches up with what other
 processes changed (new segments, deletions, appended batches, a torn tail left by a
 writer that died). Readers take no lock: they read up to the end of the last batch
 they have validated, so they never see a partial batch.
+
+Noticing another process's roll, deletion or swap: the lock holder bumps the
+`.generation` count before it changes the segment list and again after (a
+`SharedCounter`: memory-mapped, so checking it on every append is cheap). A process
+whose remembered count differs re-lists the directory; one that looked between the
+two bumps looks again after the second, and an odd count left by a writer that died
+midway is made even by the next lock holder once it has re-listed. The directory's
+mtime is compared too: it also catches a topic deleted (the directory is gone) or
+files changed by hand, but alone it would miss two changes within one tick of the
+filesystem's clock.
 """
 
 from __future__ import annotations
@@ -35,17 +49,22 @@ import threading
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 
 from log.batch import HEADER_SIZE, BatchHeader, decode_records, encode_batch, parse_header
 from log.config import TopicConfig
 from log.errors import CorruptRecordError, InvalidRecordError, OffsetOutOfRangeError
-from log.fsutil import FileLock, fsync_dir, read_text, write_atomic
+from log.fsutil import FileLock, SharedCounter, fsync_dir, read_text, write_atomic
 from log.records import Header, Record
 from log.segment import ScannedBatch, Segment
 
-__all__ = ["Partition"]
+__all__ = ["CLEANER_CHECKPOINT", "Partition"]
+
+# The cleaner's checkpoint: the offset up to which it last compacted the partition.
+CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
+_COMPACTED_BELOW = "compacted-below"
 
 LOCK_TIMEOUT_S = 30.0
 _RETIRE_GRACE_S = 60.0
@@ -78,9 +97,13 @@ class Partition:
         self._lock = threading.RLock()
         directory.mkdir(parents=True, exist_ok=True)
         self._flock = FileLock(directory / ".lock")
+        self._generation = SharedCounter(directory / ".generation")
         self._segments: tuple[Segment, ...] = ()
         self._retired: list[tuple[float, Segment]] = []
         self._dir_mtime = 0
+        self._seen_generation = -1
+        # Offsets below this may have gaps that compaction left (see _open).
+        self._compacted_below = 0
         self._unflushed_messages = 0
         self._last_flush_ms = clock()
         # Where the last read stopped: (next offset, segment object, byte position).
@@ -109,18 +132,21 @@ class Partition:
             if name.startswith(".cleaning"):
                 shutil.rmtree(self.directory / name, ignore_errors=True)
         if (self.directory / ".swap").exists():
-            self._finish_swap()
+            with self._changing_segments():
+                self._finish_swap()
         bases = self._list_bases()
         if not bases:
             self._segments = (self._new_segment(0, create=True),)
-            self._note_dir()
+            self._settle_generation()
             return
         recovery_point = self._read_recovery_point()
+        self._compacted_below = self._read_compacted_below()
         segments: list[Segment] = []
         cut_rest = False
         for i, base in enumerate(bases):
             if cut_rest:
-                self._delete_segment_files(base)
+                with self._changing_segments():
+                    self._delete_segment_files(base)
                 continue
             seg = self._new_segment(base)
             next_base = bases[i + 1] if i + 1 < len(bases) else None
@@ -129,20 +155,22 @@ class Partition:
                 seg.load_closed(next_base, write=True)
             else:
                 # Step 3: validate from the recovery point (or the last index entry).
-                seg.contiguous = next_base is None
+                if next_base is None:
+                    seg.gaps_below = self._compacted_below
                 seg.offset_limit = next_base
                 cut = seg.recover(recovery_point=recovery_point)
                 self.recovered_bytes += cut
                 if next_base is not None and cut:
                     cut_rest = True  # nothing after a corrupt batch can be trusted
                     seg.offset_limit = None  # it is the last segment now
+                    seg.gaps_below = self._compacted_below
                 elif next_base is not None:
                     if seg.max_timestamp >= 0:  # the final time entry of its roll
                         seg.time_index.append(seg.max_timestamp, seg.last_batch_base())
                     seg.next_offset = next_base
             segments.append(seg)
         self._segments = tuple(segments)
-        self._note_dir()
+        self._settle_generation()
 
     def _list_bases(self) -> list[int]:
         return sorted(
@@ -160,11 +188,54 @@ class Partition:
             index_interval_bytes=self.config.index_interval_bytes,
             create=create,
         )
-        seg.contiguous = create
+        if create:
+            seg.gaps_below = base  # appends leave no gaps
         return seg
 
     def _note_dir(self) -> None:
+        """Remember the state of the segment list this process has taken in: noted
+        before listing, so a change made meanwhile is seen by the next check."""
+        self._seen_generation = self._generation.value()
         self._dir_mtime = os.stat(self.directory).st_mtime_ns
+
+    def _dir_changed(self) -> bool:
+        """Whether another process may have changed the segment list since
+        `_note_dir` (raises FileNotFoundError when the directory is gone)."""
+        return (
+            self._generation.value() != self._seen_generation
+            or os.stat(self.directory).st_mtime_ns != self._dir_mtime
+        )
+
+    @contextmanager
+    def _changing_segments(self) -> Iterator[None]:
+        """Under the lock: announce a change of the segment list to other processes
+        (see the module docstring): one bump before, one after."""
+        self._generation.bump()
+        try:
+            yield
+        finally:
+            self._generation.bump()
+
+    def _settle_generation(self) -> None:
+        """Under the lock, with the directory taken in as it is: an odd count means a
+        writer died between its two bumps, so bump once more to make every other
+        process look again; then note the state."""
+        if self._generation.value() % 2:
+            self._generation.bump()
+        self._note_dir()
+
+    def _read_compacted_below(self) -> int:
+        """The offset below which compaction may have left gaps: the file swap_in
+        writes before a swap, or the cleaner's checkpoint, which partitions cleaned
+        before that file existed have (the larger of the two)."""
+        found = 0
+        for name in (_COMPACTED_BELOW, CLEANER_CHECKPOINT):
+            text = read_text(self.directory / name)
+            try:
+                found = max(found, int(text) if text else 0)
+            except ValueError:
+                continue
+        return found
 
     def _read_recovery_point(self) -> int:
         text = read_text(self.directory / "recovery-point")
@@ -208,8 +279,9 @@ class Partition:
 
     def _catch_up_writer(self) -> None:
         """Under the lock: take in what other processes did since we last looked."""
-        if os.stat(self.directory).st_mtime_ns != self._dir_mtime:
+        if self._dir_changed():
             self._reload(writer=True)
+            self._settle_generation()
         active = self._segments[-1]
         if active.file_size() != active.size:
             self.recovered_bytes += active.catch_up(writer=True)
@@ -220,13 +292,15 @@ class Partition:
             if not (self.directory / ".swap").exists():
                 break
             if writer:
-                self._finish_swap()
+                with self._changing_segments():
+                    self._finish_swap()
                 break
             time.sleep(0.005)  # a swap is in progress in another process
         self._note_dir()
         bases = self._list_bases()
         if not bases:
             return
+        self._compacted_below = self._read_compacted_below()
         current = {s.base_offset: s for s in self._segments}
         fresh: list[Segment] = []
         for i, base in enumerate(bases):
@@ -239,7 +313,7 @@ class Partition:
                 if i + 1 < len(bases):
                     seg.load_closed(bases[i + 1], write=writer)
                 else:
-                    seg.contiguous = True  # the active segment: only ever appended to
+                    seg.gaps_below = self._compacted_below  # the active segment
                     if writer:
                         self.recovered_bytes += seg.recover()
                     else:
@@ -256,7 +330,7 @@ class Partition:
         self._retired.extend((now, s) for s in current.values())
 
     def _refresh_for_read(self) -> None:
-        if os.stat(self.directory).st_mtime_ns != self._dir_mtime:
+        if self._dir_changed():
             with self._lock:
                 self._reload(writer=False)
         active = self._segments[-1]
@@ -366,9 +440,10 @@ class Partition:
         if old.max_timestamp >= 0:
             old.time_index.append(old.max_timestamp, old.last_batch_base())
         old.sync_all()
-        new = self._new_segment(old.next_offset, create=True)
-        self._segments = (*self._segments, new)
-        fsync_dir(self.directory)
+        with self._changing_segments():
+            new = self._new_segment(old.next_offset, create=True)
+            self._segments = (*self._segments, new)
+            fsync_dir(self.directory)
         self._note_dir()
         self._write_recovery_point()
         self._note_dir()
@@ -576,11 +651,12 @@ class Partition:
                 doomed.append(seg)
                 total -= seg.size
             if doomed:
-                self._segments = self._segments[len(doomed) :]
-                for seg in doomed:
-                    seg.delete_files()
-                    self._retired.append((time.monotonic(), seg))
-                fsync_dir(self.directory)
+                with self._changing_segments():
+                    self._segments = self._segments[len(doomed) :]
+                    for seg in doomed:
+                        seg.delete_files()
+                        self._retired.append((time.monotonic(), seg))
+                    fsync_dir(self.directory)
                 self._note_dir()
             self._close_retired()
             return len(doomed)
@@ -589,11 +665,14 @@ class Partition:
         """Replace `replaced` (adjacent closed segments) with the cleaned segment
         files in the `staged` directory. Numbered steps, each finished on open:
 
-        1. `staged` (fsynced by the cleaner) gets a `replaces` file naming the old
+        1. `compacted-below` is raised to the end of the replaced segments (the next
+           segment's base), durably, before any gap is on disk: recovery then never
+           takes the gaps for damage, even in a segment that becomes the last one.
+        2. `staged` (fsynced by the cleaner) gets a `replaces` file naming the old
            bases and is renamed to `.swap/`: from here on the swap completes.
-        2. The old segments' files are deleted, then `replaces` is renamed to
+        3. The old segments' files are deleted, then `replaces` is renamed to
            `replaced`, so a rerun never deletes the new files (same names).
-        3. The new files are moved in and `.swap/` is removed.
+        4. The new files are moved in and `.swap/` is removed.
         """
         with self._locked():
             self._catch_up_writer()
@@ -602,19 +681,25 @@ class Partition:
                 shutil.rmtree(staged, ignore_errors=True)
                 return  # the segments changed under the cleaner: drop its work
             # Step 1
+            end = replaced[-1].next_offset
+            if end > self._compacted_below:
+                write_atomic(self.directory / _COMPACTED_BELOW, str(end).encode())
+                self._compacted_below = end
+            # Step 2
             write_atomic(
                 staged / "replaces", " ".join(str(s.base_offset) for s in replaced).encode()
             )
-            os.replace(staged, self.directory / ".swap")
-            fsync_dir(self.directory)
-            self._finish_swap()
+            with self._changing_segments():
+                os.replace(staged, self.directory / ".swap")
+                fsync_dir(self.directory)
+                self._finish_swap()
             self._reload(writer=True)
 
     def _finish_swap(self) -> None:
         swap = self.directory / ".swap"
         text = read_text(swap / "replaces")
         if text is not None:
-            # Step 2
+            # Step 3
             for base in (int(b) for b in text.split()):
                 for suffix in (".log", ".index", ".timeindex"):
                     path = self.directory / f"{base:020d}{suffix}"
@@ -628,7 +713,7 @@ class Partition:
         elif not (swap / "replaced").exists():  # step 1 never completed
             shutil.rmtree(swap, ignore_errors=True)
             return
-        # Step 3
+        # Step 4
         for name in os.listdir(swap):
             if name != "replaced":
                 os.replace(swap / name, self.directory / name)
@@ -672,6 +757,7 @@ class Partition:
                     seg.close()
                 self._retired = []
                 self._flock.close()
+                self._generation.close()
 
     def __repr__(self) -> str:
         return f"Partition({self.topic}-{self.partition}, {len(self._segments)} segments)"

@@ -11,12 +11,14 @@ first batch that fails: a torn write or garbage after a crash. It returns how ma
 bytes it cut. Index entries that point past the cut, out of order, or at something
 that is not the batch they name are dropped and the index is rebuilt by the same scan.
 
-Offsets: batches of a segment written by appends (every segment the partition ever
-made active) are contiguous: the first starts at the segment's base offset and each
-next one where the previous ended. Such a segment is `contiguous`, and scanning it
-refuses any other base offset, which catches a flipped bit in a base offset (a field
-the CRC leaves out). Only a compacted segment has gaps; its offsets must still grow
-and stay below the next segment's base.
+Offsets: batches written by appends are contiguous: a segment's first batch starts
+at its base offset and each next one where the previous ended. Only compaction
+leaves gaps, and only below the offset up to which the partition was ever compacted.
+So a batch may follow a gap only when its last offset is below the segment's
+`gaps_below` (the partition sets it: the segment's base for one it made itself, its
+compaction horizon for the last segment on open, unbounded for other closed ones);
+anywhere else a gap means a flipped bit in a base offset (a field the CRC leaves
+out). Offsets must always grow and stay below the next segment's base.
 
 Closed segments below the recovery point are not scanned on open: `load_closed`
 sanity-checks their indexes (the checks of `log.index`, plus: the last offset entry
@@ -43,9 +45,10 @@ from log.batch import HEADER_SIZE, LENGTH_FIELD_END, MAGIC, BatchHeader, parse_h
 from log.errors import CorruptRecordError
 from log.index import OffsetIndex, TimeIndex
 
-__all__ = ["ScannedBatch", "Segment", "segment_name"]
+__all__ = ["GAPS_ANYWHERE", "ScannedBatch", "Segment", "segment_name"]
 
 _READ_CHUNK = 1 << 20
+GAPS_ANYWHERE = 1 << 63  # `gaps_below` of a segment whose gaps nothing bounds
 _MIN_BATCH_LENGTH = HEADER_SIZE - LENGTH_FIELD_END
 
 
@@ -91,9 +94,9 @@ class Segment:
             self.index.create()
             self.time_index.create()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        # Written by appends only (never compacted): offsets have no gaps. The
-        # partition says so for the segments it makes active.
-        self.contiguous = False
+        # A batch may follow a gap in the offsets only when its last offset is below
+        # this (see the module docstring); the partition narrows it.
+        self.gaps_below = GAPS_ANYWHERE
         # Offsets at or past this belong to the next segment (None: no next one yet).
         self.offset_limit: int | None = None
         self.size = 0  # end of the last complete, valid batch this object knows of
@@ -160,7 +163,7 @@ class Segment:
                     position,
                     f"offset {header.base_offset} goes backwards (expected {expected_next})",
                 )
-            if header.base_offset != expected_next and self.contiguous:
+            if header.base_offset != expected_next and header.last_offset >= self.gaps_below:
                 raise _Invalid(
                     position, f"offset {header.base_offset} leaves a gap after {expected_next}"
                 )
@@ -270,8 +273,9 @@ class Segment:
         return position
 
     def _scan_and_cut(self, start: int, file_size: int, *, writer: bool) -> int:
-        # A contiguous segment's first batch starts at the segment's base offset.
-        expected = self.next_offset if start > 0 or self.contiguous else None
+        # From the segment start, `next_offset` is the base offset: a first batch
+        # above it follows a gap like any other.
+        expected = self.next_offset
         position = start
         try:
             for _buf, _pos, file_pos, header in self._scan(
