@@ -1,6 +1,7 @@
 """`connect log delete` of a topic a running worker uses: the worker survives. The
 tasks on the topic fail with a message saying the topic was deleted (visible in their
-REST status), the rest keeps running, and a clean stop stays clean (exit 0)."""
+REST status), the rest keeps running, restarted they go on into the topic created
+anew without losing or repeating a line, and a clean stop stays clean (exit 0)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,16 @@ def test_deleting_a_topic_in_use_fails_its_tasks_and_the_worker_survives(
     # The connector on another topic is untouched.
     worker.wait_state("other-source", "RUNNING")
     assert worker.status("file-sink")["connector"]["state"] == "RUNNING"
+
+    # Restarted, the source writes its uncommitted lines into the topic anew, and the
+    # sink reads that from its start (no committed offset outlived the old topic):
+    # every line once.
+    for name in ("file-source", "file-sink"):
+        path = f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true"
+        assert worker.request("POST", path)[0] == 202
+    wait_until(lambda: out.stat().st_size >= len(_lines(120)), what="the lines after 100")
+    worker.wait_state("file-sink", "RUNNING")
+    assert out.read_bytes() == _lines(120)
 
     assert worker.stop() == 0, worker.stderr
     assert "FileNotFoundError" not in worker.stderr
