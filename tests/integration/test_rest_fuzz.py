@@ -1,6 +1,6 @@
 """Fuzzing a real worker's REST API from its own OpenAPI description (schemathesis):
-whatever a client sends, the worker answers with a status below 500, and no body
-carries a traceback, a Python frame or a server file path.
+whatever a client sends, the worker answers with a status below 500, and no error
+body carries a traceback, a Python frame or a server file path.
 
 Two passes, both bounded in examples and time: every operation fuzzed on its own
 (bodies, paths, queries, headers made from the schema, valid and not), and stateful
@@ -48,7 +48,9 @@ def _problems(case: Any, response: Any) -> list[str]:
     where = f"{case.method} {case.formatted_path}"
     if response.status_code >= 500:
         out.append(f"{where} answered {response.status_code}: {response.text[:300]}")
-    if _LEAK.search(response.text or ""):
+    # Error bodies only: a FAILED task's status carries its trace by design (Kafka's
+    # `trace` field), and a fuzzed config may well fail a task.
+    if response.status_code >= 400 and _LEAK.search(response.text or ""):
         out.append(f"{where} leaked: {response.text[:300]}")
     return out
 
@@ -85,7 +87,7 @@ def test_every_operation_fuzzed_answers_below_500_without_leaks(worker: WorkerPr
         for mode in GenerationMode
     ]
 
-    @settings(max_examples=600, **_SETTINGS)
+    @settings(max_examples=400, **_SETTINGS)
     @given(case=st.one_of(strategies))
     def fuzz(case: Any) -> None:
         response = case.call(timeout=10)
@@ -103,5 +105,5 @@ def test_stateful_sequences_answer_below_500_without_leaks(worker: WorkerProcess
         def validate_response(self, response: Any, case: Any, **kwargs: Any) -> None:
             problems.extend(_problems(case, response))
 
-    Machine.run(settings=settings(max_examples=30, stateful_step_count=8, **_SETTINGS))
+    Machine.run(settings=settings(max_examples=50, stateful_step_count=8, **_SETTINGS))
     assert not problems, "\n".join(problems[:20])
