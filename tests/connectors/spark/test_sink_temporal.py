@@ -256,3 +256,38 @@ def test_a_schema_without_semantic_times_keeps_its_batch() -> None:
     batch = batch_from_values(plain, [Struct(plain).put("id", "a").put("n", 1)])
     assert file_batch(plain, batch) is batch
     assert file_batch(None, batch) is batch
+
+
+def test_avro_values_land_the_same(tmp_path: Path) -> None:
+    """AvroConverter keeps the semantic names (`connect.name`) through the registry, so
+    its values land as the JSON ones do (record by record: it reads no optional
+    top-level struct as columns)."""
+    from connect.converters.avro import AvroConverter
+    from connect.converters.avro.client import drop_mock_registry
+
+    scope = f"temporal-{tmp_path.name}"
+    converter = AvroConverter()
+    converter.configure({"schema.registry.url": f"mock://{scope}"}, False)
+    try:
+        values = rows()
+        data = converter.from_connect_batch("orders", [ROW] * len(values), values)
+        decoded = converter.to_connect_batch("orders", data)
+    finally:
+        drop_mock_registry(scope)
+    task, _ = start_task(tmp_path, flush_size="3")
+    task.put(
+        [
+            SinkRecord(
+                topic="orders",
+                kafka_partition=0,
+                value_schema=d.schema,
+                value=d.value,
+                kafka_offset=i,
+                timestamp=T0,
+            )
+            for i, d in enumerate(decoded)
+        ]
+    )
+    schema, got = landed(tmp_path)
+    assert {f.name: f.type for f in schema if f.name != "id"} == LAKE_TYPES
+    assert got == LANDED
