@@ -13,6 +13,7 @@ from log import (
     InvalidRecordError,
     InvalidTopicError,
     Log,
+    LogNotFoundError,
     OffsetOutOfRangeError,
     TopicConfig,
     TopicExistsError,
@@ -254,3 +255,19 @@ def test_closed_log_refuses_calls(make_log) -> None:
     log.close()
     with pytest.raises(Exception, match="closed"):
         log.append("t", 0, [b"x"])
+
+
+def test_create_false_opens_an_existing_log_only(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "log"
+    with pytest.raises(LogNotFoundError) as info:
+        FileLog(missing, background=False, create=False)
+    assert str(info.value) == f"no log at {missing}" and info.value.path == str(missing)
+    assert not (tmp_path / "no").exists()
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(LogNotFoundError, match="not a directory"):
+        FileLog(a_file, background=False, create=False)
+    with FileLog(missing, background=False) as log:  # the default creates it
+        log.create_topic("t")
+    with FileLog(missing, background=False, create=False) as log:
+        assert log.list_topics() == ["t"]
