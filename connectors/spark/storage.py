@@ -30,6 +30,7 @@ __all__ = ["HadoopStorage", "LocalStorage", "Storage", "StorageError"]
 
 #: What a Parquet file starts and ends with.
 _MAGIC = b"PAR1"
+_TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
 
 
 class StorageError(ConnectError):
@@ -49,6 +50,8 @@ class Storage(Protocol):
     def write_parquet(self, table: pa.Table, path: str, codec: str) -> None: ...
 
     def read_parquet_schema(self, path: str) -> pa.Schema: ...
+
+    def stored_schema(self, schema: pa.Schema) -> pa.Schema: ...
 
     def rename(self, src: str, dst: str) -> None: ...
 
@@ -100,6 +103,11 @@ class LocalStorage:
                 os.fsync(out.fileno())
         except OSError as exc:
             raise StorageError("write", str(target), exc.strerror or exc) from exc
+
+    def stored_schema(self, schema: pa.Schema) -> pa.Schema:
+        """What a reader finds in the footer of a file of `schema`: pyarrow keeps Arrow's
+        types (its ARROW:schema metadata restores the ones Parquet lacks)."""
+        return schema
 
     def read_parquet_schema(self, path: str) -> pa.Schema:
         target = self._abs(path)
@@ -210,6 +218,14 @@ class HadoopStorage:
         self.rename(f"{scratch}/{parts[0]}", path)
         self._fs.delete(self._p(scratch), True)
 
+    def stored_schema(self, schema: pa.Schema) -> pa.Schema:
+        """What pyarrow finds in the footer of a file Spark wrote from a table of
+        `schema`: Spark's own types, and timestamps as the session's
+        spark.sql.parquet.outputTimestampType says (INT96 reads as a zone-less
+        timestamp[ns])."""
+        encoding = str(self._spark.conf.get(_TIMESTAMP_TYPE, "INT96")).upper()
+        return pa.schema([f.with_type(_spark_stored(f.type, encoding)) for f in schema])
+
     def read_parquet_schema(self, path: str) -> pa.Schema:
         """The footer alone, two reads from the file's end (a Parquet file ends with its
         metadata, the metadata's length and `PAR1`): pyarrow parses it from a buffer
@@ -282,3 +298,27 @@ class HadoopStorage:
         self._call("write", tmp, write)
         self._fs.delete(self._p(path), False)
         self.rename(tmp, path)
+
+
+def _spark_stored(kind: pa.DataType, timestamps: str) -> pa.DataType:
+    """An Arrow type as pyarrow reads it back from a file Spark wrote (see
+    `HadoopStorage.stored_schema`)."""
+    t = pa.types
+    if t.is_timestamp(kind):
+        if kind.tz is None:  # Spark's TimestampNTZ: always INT64 micros, not UTC-adjusted
+            return pa.timestamp("us")
+        if timestamps == "INT96":
+            return pa.timestamp("ns")
+        return pa.timestamp("ms" if timestamps == "TIMESTAMP_MILLIS" else "us", "UTC")
+    if t.is_struct(kind):
+        return pa.struct([f.with_type(_spark_stored(f.type, timestamps)) for f in kind])
+    if t.is_list(kind) or t.is_large_list(kind):
+        return pa.list_(_spark_stored(kind.value_type, timestamps))
+    if t.is_map(kind):
+        key = _spark_stored(kind.key_type, timestamps)
+        return pa.map_(key, _spark_stored(kind.item_type, timestamps))
+    if t.is_large_string(kind):
+        return pa.string()
+    if t.is_large_binary(kind):
+        return pa.binary()
+    return kind

@@ -37,9 +37,11 @@ Cheap by construction (numbered as in `TableSchema.admit`):
 2. A new schema first folds in the footers of the table's published files this
    instance has not read: a restarted task, or the other tasks of the connector,
    wrote them. The files this instance published are known already.
-3. The new schema is merged with the table's; a conflict raises `SchemaConflictError`,
-   anything else becomes the table's schema (conservatively, before its rows are
-   written: a later schema is checked against it too).
+3. The new schema, as the storage's writer will store it (`Storage.stored_schema`:
+   Spark's writer has types of its own), is merged with the table's; a conflict
+   raises `SchemaConflictError`, anything else becomes the table's schema
+   (conservatively, before its rows are written: a later schema is checked against
+   it too).
 """
 
 from __future__ import annotations
@@ -207,7 +209,7 @@ class TableSchema:
         # Step 2
         self._read_new_footers()
         # Step 3
-        kept = _stored_schema(schema)
+        kept = _stored_schema(self._storage.stored_schema(schema))
         if self.schema is None:
             merged, conflicts = kept, []
         else:

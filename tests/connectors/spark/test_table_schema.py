@@ -420,3 +420,30 @@ def test_a_file_that_is_no_parquet_is_a_storage_error_naming_it(spark: Any, tmp_
             with pytest.raises(StorageError) as info:
                 storage.read_parquet_schema(name)
             assert name in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.spark
+def test_a_lake_of_int96_timestamps_goes_on_as_int96_and_refuses_a_mix(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Spark wrote timestamps as INT96 before TIMESTAMP_MICROS became the sink's default:
+    configured so, a restarted task goes on; by default it refuses to mix the two,
+    which pyarrow could not read as one column."""
+    int96 = {"spark_conf_spark_sql_parquet_outputTimestampType": "INT96"}
+    try:
+        first, _ = start_task(tmp_path, flush_size="5", parquet_writer="spark", **int96)
+        first.put(records(range(5)))
+        assert pq.read_schema(lake_files(tmp_path)[0]).field("at").type == pa.timestamp("ns")
+        again, _ = start_task(tmp_path, flush_size="5", parquet_writer="spark", **int96)
+        again.open([TP])
+        again.put(records(range(5, 10)))
+        assert len(lake_files(tmp_path)) == 2
+    finally:
+        spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    default, _ = start_task(tmp_path, flush_size="5", parquet_writer="spark")
+    default.open([TP])
+    before = snapshot(tmp_path)
+    conflict = "column at is timestamp[ns] in the table and timestamp[us, tz=UTC] in the new"
+    with pytest.raises(SchemaConflictError, match=re.escape(conflict)):
+        default.put(records(range(10, 15)))
+    assert snapshot(tmp_path) == before
