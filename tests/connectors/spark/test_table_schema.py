@@ -447,3 +447,40 @@ def test_a_lake_of_int96_timestamps_goes_on_as_int96_and_refuses_a_mix(
     with pytest.raises(SchemaConflictError, match=re.escape(conflict)):
         default.put(records(range(10, 15)))
     assert snapshot(tmp_path) == before
+
+
+def test_an_avro_change_the_registry_accepts_is_refused_by_the_lake(tmp_path: Path) -> None:
+    """`ALTER COLUMN amount TYPE text` under a registry: BACKWARD accepts it (Avro reads
+    bytes as string); the lake cannot hold both types in one column."""
+    from connect.converters.avro import AvroConverter
+    from connect.converters.avro.client import drop_mock_registry, mock_registry
+    from connect.registry.avro import AvroSchema, check_level
+
+    converter = AvroConverter()
+    converter.configure({"schema.registry.url": "mock://lake-text"}, False)
+    try:
+        data = [converter.from_connect_data("orders", ORDER, order(i)) for i in range(5)]
+        data += [converter.from_connect_data("orders", ORDER_TEXT, text_order(i)) for i in (5, 6)]
+        registry = mock_registry("lake-text")
+        v1, v2 = (AvroSchema.parse(registry.get_schema(i)) for i in (1, 2))
+        assert check_level("BACKWARD", new=v2, existing=[v1]) == []
+        decoded = converter.to_connect_batch("orders", data)
+    finally:
+        drop_mock_registry("lake-text")
+    recs = [
+        SinkRecord(
+            topic="orders",
+            kafka_partition=0,
+            value_schema=sv.schema,
+            value=sv.value,
+            kafka_offset=i,
+            timestamp=T0,
+        )
+        for i, sv in enumerate(decoded)
+    ]
+    task, _ = start_task(tmp_path, flush_size="5")
+    task.put(recs[:5])
+    before = snapshot(tmp_path)
+    with pytest.raises(SchemaConflictError, match=re.escape(AMOUNT_CONFLICT)):
+        task.put(recs[5:])
+    assert snapshot(tmp_path) == before
