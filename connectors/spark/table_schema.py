@@ -42,6 +42,11 @@ Cheap by construction (numbered as in `TableSchema.admit`):
    raises `SchemaConflictError`, anything else becomes the table's schema
    (conservatively, before its rows are written: a later schema is checked against
    it too).
+
+The limit: tasks of one connector share no lock, so two tasks that meet two mutually
+incompatible new schemas at the same moment (each compatible with the files published
+so far) may both go on. A producer's schema change reaches every partition alike,
+which makes that a corner; the next new schema either task meets sees both files.
 """
 
 from __future__ import annotations
