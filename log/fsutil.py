@@ -133,8 +133,17 @@ class SharedCounter:
                 # Growing to the size another process already set changes nothing.
                 os.ftruncate(fd, _COUNTER.size)
             self._map: mmap.mmap | None = mmap.mmap(fd, _COUNTER.size)
+            self._inode = os.fstat(fd).st_ino
         finally:
             os.close(fd)
+
+    def replaced(self) -> bool:
+        """Whether the path now names another file than the one mapped (its
+        directory was deleted and made again, say): then this counter is stale."""
+        try:
+            return os.stat(self.path).st_ino != self._inode
+        except FileNotFoundError:
+            return True
 
     def value(self) -> int:
         assert self._map is not None

@@ -296,6 +296,11 @@ class Partition:
                     self._finish_swap()
                 break
             time.sleep(0.005)  # a swap is in progress in another process
+        if self._generation.replaced() and self.directory.is_dir():
+            # The directory was made again (a topic deleted and created): follow
+            # the new count, or changes to the new directory would go unnoticed.
+            # The old map is left to the collector: a reader thread may be using it.
+            self._generation = SharedCounter(self.directory / ".generation")
         self._note_dir()
         bases = self._list_bases()
         if not bases:

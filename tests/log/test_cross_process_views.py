@@ -36,6 +36,8 @@ _WRITER = textwrap.dedent(
             clean_partition(log.partition("t", 0), force=True)
         elif action == "delete":
             log.delete_topic("t")
+        elif action == "create":
+            log.create_topic("t", 1)
         elif action == "roll-and-die":
             # SIGKILLed inside the roll, after its first bump of the change count.
             import signal
@@ -182,3 +184,19 @@ def test_writer_sees_a_roll_whose_writer_died_midway(make_log, subprocess_env) -
     log.close()
     again = make_log()
     assert _read_all(again) == [(i, b"x%d" % i) for i in range(4)]
+
+
+def test_reader_follows_a_topic_made_again_then_rolled_within_one_tick(
+    make_log, subprocess_env
+) -> None:
+    """Another process deletes the topic and creates it again; this process finds the
+    new directory, and then also a roll in it within one tick of the clock."""
+    log = make_log()
+    log.create_topic("t", 1)
+    log.append("t", 0, [b"old"], keys=[b"k0"])
+    _other_process(log.directory, subprocess_env, "delete", "create", "append:2")
+    assert _read_all(log) == [(0, b"x0"), (1, b"x1")]
+    seen = _dir_mtime(log)
+    _other_process(log.directory, subprocess_env, "roll", "append:3", seen)
+    assert _dir_mtime(log) == seen
+    assert _read_all(log) == [(i, b"x%d" % i) for i in range(5)]
