@@ -164,10 +164,10 @@ def _http_message(exc: HTTPException) -> str:
 _WHERE = {"query": "Query parameter", "path": "Path parameter", "header": "Header"}
 
 
-def validation_message(errors: Sequence[Any]) -> str:
-    """One line per problem of a request FastAPI refused, naming the parameter and
-    what is wrong with it; never the endpoint's source location, which pydantic's own
-    rendering of the error carries."""
+def _validation_message(errors: Sequence[Any]) -> str:
+    """One line for a request FastAPI refused: each problem naming its parameter and
+    what is wrong with it, joined by "; "; never the endpoint's source location, which
+    pydantic's own rendering of the error carries."""
     lines = []
     for error in errors:
         loc = [str(part) for part in error.get("loc", ())]
@@ -187,7 +187,7 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, HTTPException):
         return error_response(status, _http_message(exc), headers=exc.headers)
     if isinstance(exc, RequestValidationError):
-        return error_response(status, validation_message(exc.errors()))
+        return error_response(status, _validation_message(exc.errors()))
     if status >= 500 and not isinstance(exc, ConnectError):
         # A bug of ours: its text may hold a server path or an echoed secret, so the
         # client learns the type only and the worker log gets the traceback.
