@@ -107,15 +107,19 @@ def log_cluster_id(log: Any) -> str:
         return known.strip()
     candidate = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
     tmp = path.with_name(f"{CLUSTER_ID_FILE}.{uuid.uuid4().hex}.tmp")
-    write_atomic(tmp, candidate.encode())
     try:
-        os.link(tmp, path)
-        fsync_dir(path.parent)
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink()
-    return (read_text(path) or candidate).strip()
+        write_atomic(tmp, candidate.encode())
+        try:
+            os.link(tmp, path)
+            fsync_dir(path.parent)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+        return (read_text(path) or candidate).strip()
+    except OSError as exc:  # a read-only log directory: no id to keep, and no 500
+        _log.warning("no cluster id kept in %s: %s", directory, exc.strerror or exc)
+        return "unknown"
 
 
 def _stopped_message(name: str) -> str:
