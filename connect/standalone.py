@@ -29,7 +29,7 @@ from connect.api import ConfigError
 from connect.herder.base import LogHerder
 from connect.herder.standalone import StandaloneHerder
 from connect.worker.config import WORKER_CONFIG, WORKER_PASS_THROUGH, unknown_key_warnings
-from connect.worker.ownership import LogDirClaim
+from connect.worker.ownership import INTERNAL_TOPIC_KEYS, LogDirClaim
 from log import FileLog, Log
 
 __all__ = ["StandaloneWorker", "load_connector_config", "load_worker_config", "open_log"]
@@ -147,7 +147,10 @@ class StandaloneWorker:
         # Step 2
         if not self.config.get("bootstrap.servers"):
             claim = LogDirClaim(self.config["log.dir"], mode=self.claim_mode)
-            claim.acquire(f"http://{host or '127.0.0.1'}:{port}")
+            topics = {
+                str(self.config[key]): key for key in INTERNAL_TOPIC_KEYS if self.config.get(key)
+            }
+            claim.acquire(f"http://{host or '127.0.0.1'}:{port}", internal_topics=topics)
             self.claim = claim
         # Why the port is taken now: a worker whose port is in use must fail before it
         # opens the log, joins a cluster or starts a task, naming the address.

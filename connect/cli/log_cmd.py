@@ -553,37 +553,34 @@ def _dump_spans(
     return written
 
 
-#: What each internal topic holds, by the worker config key that names it.
-_INTERNAL = {
-    "config.storage.topic": "connector configs and target states",
-    "offset.storage.topic": "source connectors' offsets",
-    "status.storage.topic": "connector and task statuses",
-    "group.storage.topic": "distributed workers' membership and assignments",
-    "schema.registry.topic": "the schema registry's schemas",
-}
-
-
-def _internal_topic(topic: str, args: argparse.Namespace) -> str | None:
+def _internal_topic(log: FileLog, topic: str, args: argparse.Namespace) -> str | None:
     """What `topic` holds if it is internal: one of the runtime's topics under its
-    default name or the name the --worker-config gives it, or any `__` topic (the
-    log's own, such as __consumer_offsets)."""
+    default name, the name the --worker-config gives it or the name a worker running
+    on this log gives it (connect.worker.ownership), or any `__` topic (the log's own,
+    such as __consumer_offsets)."""
     from connect.worker.config import WORKER_CONFIG
+    from connect.worker.ownership import INTERNAL_TOPIC_KEYS, running_workers
 
     if topic == "__consumer_offsets":
         return "consumer groups' and sink connectors' committed offsets"
     if topic.startswith("__"):
         return "the log's own state"
-    names = {WORKER_CONFIG.keys()[key].default: what for key, what in _INTERNAL.items()}
+    keys = {WORKER_CONFIG.keys()[key].default: key for key in INTERNAL_TOPIC_KEYS}
     if args.worker_config:
         with contextlib.suppress(OSError, ValueError):  # _open_log reports a bad file
             config = json.loads(Path(args.worker_config).read_text())
             if isinstance(config, dict):
-                names.update({config[k]: w for k, w in _INTERNAL.items() if k in config})
-    return names.get(topic)
+                keys.update({config[k]: k for k in INTERNAL_TOPIC_KEYS if k in config})
+    for worker in running_workers(log.directory):
+        named = worker.get("internal_topics")
+        if isinstance(named, dict):
+            keys.update({t: k for t, k in named.items() if k in INTERNAL_TOPIC_KEYS})
+    key = keys.get(topic)
+    return None if key is None else INTERNAL_TOPIC_KEYS[key]
 
 
 def _delete(log: FileLog, args: argparse.Namespace) -> None:
-    holds = _internal_topic(args.topic, args)
+    holds = _internal_topic(log, args.topic, args)
     if holds is not None and not args.force:
         raise CliError(
             f"{args.topic} is an internal topic ({holds}); deleting it loses that for "

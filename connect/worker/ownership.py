@@ -14,8 +14,10 @@ the kernel drops it when the process dies, so a worker killed with SIGKILL never
 blocks the next start. The lock's descriptor is not inherited by task processes
 (Python opens files non-inheritable and tasks are spawned with exec), so a task
 process left behind by a crash does not hold it either. Beside the lock each holder
-leaves `<log.dir>/.workers/<pid>.json` (pid, REST URL, mode): only to name the
-running worker to the one that is refused; the lock alone decides.
+leaves `<log.dir>/.workers/<pid>.json` (pid, REST URL, mode, the names its config
+gives the internal topics): to name the running worker to the one that is refused,
+and for `connect log delete` to know which topics running workers keep their state
+in; the lock alone decides who runs.
 
 Claim (numbered as in `LogDirClaim.acquire`):
 1. open (create) the lock file and try to lock it without waiting: exclusive for a
@@ -35,16 +37,27 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from connect.api import ConnectError
 from log.fsutil import FileLock, write_atomic
 
-__all__ = ["LogDirClaim", "LogDirInUseError"]
+__all__ = ["INTERNAL_TOPIC_KEYS", "LogDirClaim", "LogDirInUseError", "running_workers"]
 
 _LOCK_FILE = ".worker.lock"
 _INFO_DIR = ".workers"
+
+#: The worker config keys that name the runtime's internal topics, with what each
+#: topic holds (what is lost when it is deleted).
+INTERNAL_TOPIC_KEYS = {
+    "config.storage.topic": "connector configs and target states",
+    "offset.storage.topic": "source connectors' offsets",
+    "status.storage.topic": "connector and task statuses",
+    "group.storage.topic": "distributed workers' membership and assignments",
+    "schema.registry.topic": "the schema registry's schemas",
+}
 
 
 class LogDirInUseError(ConnectError):
@@ -75,7 +88,31 @@ class LogDirInUseError(ConnectError):
         )
 
 
-def _alive(pid: int) -> bool:
+def running_workers(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The info of the workers running on log directory `directory` (by their info
+    files, kept to live processes; see the module docstring)."""
+    return [info for _, info in _infos(Path(directory)) if _alive(info.get("pid"))]
+
+
+def _infos(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
+    out = []
+    try:
+        paths = sorted((directory / _INFO_DIR).glob("*.json"))
+    except OSError:
+        return []
+    for path in paths:
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # gone meanwhile, or a stray file: the lock decides anyway
+        if isinstance(info, dict):
+            out.append((path, info))
+    return out
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -95,22 +132,25 @@ class LogDirClaim:
         self.mode = mode
         self._lock: FileLock | None = None
         self._info = self.directory / _INFO_DIR / f"{os.getpid()}.json"
+        self._topics: dict[str, str] = {}
 
-    def acquire(self, url: str) -> None:
-        """Claim the directory for this process, or raise LogDirInUseError."""
+    def acquire(self, url: str, *, internal_topics: Mapping[str, str] | None = None) -> None:
+        """Claim the directory for this process, or raise LogDirInUseError.
+        `internal_topics` (topic name → the worker config key naming it) go into the
+        info file."""
+        self._topics = dict(internal_topics or {})
         self.directory.mkdir(parents=True, exist_ok=True)
         # Step 1
         lock = FileLock(self.directory / _LOCK_FILE)
         if not lock.try_acquire(shared=self.mode == "distributed"):
             lock.close()
             # Step 2
-            raise LogDirInUseError(str(self.directory), self.mode, self._holders())
+            raise LogDirInUseError(str(self.directory), self.mode, running_workers(self.directory))
         self._lock = lock
         # Step 3
         (self.directory / _INFO_DIR).mkdir(exist_ok=True)
-        for path, info in self._infos():
-            pid = info.get("pid")
-            if self.mode == "standalone" or not isinstance(pid, int) or not _alive(pid):
+        for path, info in _infos(self.directory):
+            if self.mode == "standalone" or not _alive(info.get("pid")):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
         # Step 4
@@ -118,7 +158,12 @@ class LogDirClaim:
 
     def note_url(self, url: str) -> None:
         """Record (again) where this worker's REST API is, for a refused worker's message."""
-        info = {"pid": os.getpid(), "url": url, "mode": self.mode}
+        info = {
+            "pid": os.getpid(),
+            "url": url,
+            "mode": self.mode,
+            "internal_topics": self._topics,
+        }
         write_atomic(self._info, json.dumps(info).encode())
 
     def release(self) -> None:
@@ -129,25 +174,3 @@ class LogDirClaim:
         self._lock.release()
         self._lock.close()
         self._lock = None
-
-    def _infos(self) -> list[tuple[Path, dict[str, Any]]]:
-        out = []
-        try:
-            paths = sorted((self.directory / _INFO_DIR).glob("*.json"))
-        except OSError:
-            return []
-        for path in paths:
-            try:
-                info = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue  # gone meanwhile, or a stray file: the lock decides anyway
-            if isinstance(info, dict):
-                out.append((path, info))
-        return out
-
-    def _holders(self) -> list[dict[str, Any]]:
-        return [
-            info
-            for _, info in self._infos()
-            if isinstance(info.get("pid"), int) and _alive(info["pid"])
-        ]

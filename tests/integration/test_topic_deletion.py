@@ -1,7 +1,7 @@
 """`connect log delete` of a topic a running worker uses: the worker survives. The
 tasks on the topic fail with a message saying the topic was deleted (visible in their
 REST status), the rest keeps running, restarted they go on into the topic created
-anew without losing or repeating a line, and a clean stop stays clean (exit 0)."""
+anew without losing a line, and a clean stop stays clean (exit 0)."""
 
 from __future__ import annotations
 
@@ -82,16 +82,39 @@ def test_deleting_a_topic_in_use_fails_its_tasks_and_the_worker_survives(
     worker.wait_state("other-source", "RUNNING")
     assert worker.status("file-sink")["connector"]["state"] == "RUNNING"
 
-    # Restarted, the source writes its uncommitted lines into the topic anew, and the
-    # sink reads that from its start (no committed offset outlived the old topic):
-    # every line once.
+    # Restarted, the source writes its lines not committed yet into the topic made
+    # anew, and the sink reads that from its start (no committed offset outlived the
+    # old topic): every line arrives, in order of first arrival. (At least once: a
+    # line the source appended after its last offset commit is written again, as
+    # after any task failure.)
     for name in ("file-source", "file-sink"):
         path = f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true"
         assert worker.request("POST", path)[0] == 202
-    wait_until(lambda: out.stat().st_size >= len(_lines(120)), what="the lines after 100")
+    expected = _lines(120).splitlines()
+    wait_until(
+        lambda: set(expected) <= set(out.read_bytes().splitlines()), what="every line"
+    )
     worker.wait_state("file-sink", "RUNNING")
-    assert out.read_bytes() == _lines(120)
+    produced = out.read_bytes().splitlines()
+    assert set(produced) == set(expected) and list(dict.fromkeys(produced)) == expected
 
     assert worker.stop() == 0, worker.stderr
     assert "FileNotFoundError" not in worker.stderr
     assert "worker stopped" in worker.stderr
+
+
+def test_the_internal_topics_a_running_worker_names_are_refused(tmp_path, start_worker) -> None:
+    """No --worker-config needed: the running worker left its topic names beside its
+    claim on the log directory (connect.worker.ownership)."""
+    worker = start_worker(config={"config.storage.topic": "team-configs"})
+    log_dir = str(tmp_path / "log")
+    for topic, holds in (("team-configs", "connector configs"), ("connect-status", "statuses")):
+        refused = _cli("log", "--log-dir", log_dir, "delete", topic, cwd=tmp_path)
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr
+        (line,) = refused.stderr.splitlines()
+        assert line.startswith(f"error: {topic} is an internal topic") and holds in line
+        assert "--force" in line
+    assert worker.stop() == 0
+    # Once no worker runs there, the name is an ordinary one again (no --worker-config).
+    gone = _cli("log", "--log-dir", log_dir, "delete", "team-configs", cwd=tmp_path)
+    assert gone.returncode == 0 and gone.stdout.strip() == "deleted topic team-configs"

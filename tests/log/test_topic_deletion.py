@@ -115,3 +115,17 @@ def test_a_commit_naming_a_topic_that_never_existed_commits_nothing(logs) -> Non
         user.commit_offsets("g", {TopicPartition("never", 0): 1, kept: 1})
     assert not isinstance(info.value, TopicDeletedError)
     assert user.committed_offsets("g") == {}
+
+
+def test_flushing_what_was_appended_to_a_deleted_topic_is_quiet(logs) -> None:
+    """A source task fsyncs what it appended before it commits its source offsets:
+    those records did reach the log, so their commit must not fail for the deletion."""
+    user, admin = logs
+    user.append("doomed", 0, [b"d"])
+    admin.delete_topic("doomed")
+    user.flush("doomed", 0)
+    with pytest.raises(TopicDeletedError):
+        user.append("doomed", 0, [b"e"])  # the next batch: the task fails here
+    user.flush("doomed", 0)  # and its commit of what came before still goes through
+    with pytest.raises(UnknownTopicOrPartitionError):
+        user.flush("never", 0)  # a topic that never was is still a mistake
