@@ -715,7 +715,7 @@ class Partition:
             fsync_dir(self.directory)
             os.replace(swap / "replaces", swap / "replaced")
             fsync_dir(swap)
-        elif not (swap / "replaced").exists():  # step 1 never completed
+        elif not (swap / "replaced").exists():  # step 2 never completed
             shutil.rmtree(swap, ignore_errors=True)
             return
         # Step 4
