@@ -78,6 +78,7 @@ from connect.api.task import (
     SourceTaskContext,
     Task,
 )
+from connect.api.text import java_string
 
 __all__ = [
     "BOOLEAN_SCHEMA",
@@ -148,6 +149,7 @@ __all__ = [
     "at_least",
     "between",
     "is_logical",
+    "java_string",
     "non_empty_string",
     "one_of",
     "valid_list",
