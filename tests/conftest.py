@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,21 @@ def start_herder(tmp_path: Path) -> Iterator[Callable[..., Any]]:
     for herder, log in started:
         herder.stop()
         log.close()
+
+
+@pytest.fixture
+def local_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """Set the local time zone of this process and of the processes it starts (`TZ`,
+    as a JVM's default zone is set), for output that prints local time; restored at
+    teardown."""
+
+    def set_zone(tz: str) -> None:
+        monkeypatch.setenv("TZ", tz)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture

@@ -1,7 +1,12 @@
 """FileStreamSink: appends each record's value as a line to a file (or stdout).
 
-Kafka's configs (`file`, `topics`). A null value prints `null`, as Kafka's does;
-bytes values are written as they are, anything else as `str(value)`. Each `put()`
+Kafka's configs (`file`, `topics`). Each value is one line, written as Kafka's
+FileStreamSinkTask writes it (`println(record.value())`): a string as it is, null as
+`null`, anything else in Java's text form (`connect.api.text.java_string`: a map as
+`{some_key=0}`, a struct as `Struct{id=1,name=x}`, `true`, `1.0E10`), so a pipeline
+moved from Kafka writes the same bytes. Text is UTF-8, an unpaired surrogate as `?`
+(Java's PrintStream does the same). Bytes values are written as they are: Kafka would
+print `[B@<identity hash>`, which no reader can use. Each `put()`
 goes to the OS in one write, so lines show up as soon as they are consumed (Kafka's
 sink writes through an unbuffered stream too). `flush()` (called
 before every offset commit) flushes and fsyncs the file, so a committed offset never
@@ -24,6 +29,7 @@ from connect.api import (
     SinkRecord,
     SinkTask,
     TopicPartition,
+    java_string,
 )
 
 __all__ = ["FileStreamSinkConnector", "FileStreamSinkTask"]
@@ -63,12 +69,11 @@ class FileStreamSinkConnector(SinkConnector):
         return True  # offsets live only in the consumer group
 
 
-def _line(value: object) -> bytes:
-    if value is None:
-        return b"null\n"
+def _line(record: SinkRecord) -> bytes:
+    value = record.value
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value) + b"\n"
-    return (value if isinstance(value, str) else str(value)).encode() + b"\n"
+    return java_string(value, record.value_schema).encode(errors="replace") + b"\n"
 
 
 class FileStreamSinkTask(SinkTask):
@@ -87,9 +92,9 @@ class FileStreamSinkTask(SinkTask):
             return
         values = [r.value for r in records]
         if all(type(v) is str for v in values):
-            data = ("\n".join(values) + "\n").encode()  # the common case, in C
+            data = ("\n".join(values) + "\n").encode(errors="replace")  # the common case, in C
         else:
-            data = b"".join(map(_line, values))
+            data = b"".join(map(_line, records))
         view = memoryview(data)
         while view:  # a raw write may be partial
             written = self._out.write(view)

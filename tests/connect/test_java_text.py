@@ -26,8 +26,7 @@ import random
 import re
 import struct
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -162,19 +161,6 @@ def _units(key: str) -> str:
     return ",".join(f"{u:x}" for u in units) or "-"
 
 
-@pytest.fixture
-def local_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
-    """Set this process's time zone (as the JVM's default zone is set by TZ)."""
-
-    def set_zone(tz: str) -> None:
-        monkeypatch.setenv("TZ", tz)
-        time.tzset()
-
-    yield set_zone
-    monkeypatch.undo()
-    time.tzset()
-
-
 def _doubles(rng: random.Random) -> list[float]:
     values = [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(400)]
     values += [round(rng.uniform(-1e8, 1e8), rng.randrange(0, 9)) for _ in range(300)]
@@ -266,7 +252,7 @@ def test_maps_iterate_in_java_hashmap_order(java_probe) -> None:
     # buckets Java grows instead of making the bucket a tree).
     string_maps += [_colliding(n) for n in range(2, 11)]
     # "a" and "Q" share a bucket of 16 and change order in 64.
-    string_maps += [_colliding(n) + ["a", "Q"] for n in (8, 9, 10)]
+    string_maps += [[*_colliding(n), "a", "Q"] for n in (8, 9, 10)]
     string_maps += [_colliding(10) + [f"k{i}" for i in range(30)], ["some_key"]]
     long_maps = [
         [rng.randrange(-(2**63), 2**63) for _ in range(rng.randrange(0, 40))] for _ in range(50)
