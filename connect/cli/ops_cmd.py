@@ -76,7 +76,9 @@ def register(commands: Any) -> None:
         description=(
             "Alter offsets of a STOPPED connector. OFFSETS is Kafka's body (an object "
             'with "offsets", or just the array), as JSON text, @FILE or - for stdin; '
-            "for a sink connector --sink TOPIC:PARTITION=OFFSET may be given instead."
+            "for a sink connector --sink TOPIC:PARTITION=OFFSET, --to-earliest or "
+            "--to-latest may be given instead. A sink offset must lie within its "
+            "partition's log start and log end offsets (the worker refuses others)."
         ),
     )
     p.add_argument("connector", help="the connector's name")
