@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 
+from connect import properties
 from connect.api import ConfigError
 
 __all__ = [
@@ -52,17 +53,12 @@ class ConfigProvider(ABC):
 
 
 def _read_properties(path: Path) -> dict[str, str]:
-    """Java properties: `key=value` or `key: value`, # and ! comments, no escapes
-    beyond trimming (what secrets files use in practice)."""
-    out: dict[str, str] = {}
-    for raw in path.read_text().splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        match = re.match(r"([^=:\s]+)\s*[=:]?\s*(.*)", line)
-        if match:
-            out[match.group(1)] = match.group(2)
-    return out
+    """A Java properties file, by `Properties.load`'s rules as Kafka's provider reads
+    it (connect.properties): a secret may hold escapes or run over two lines."""
+    try:
+        return properties.parse(properties.decode(path.read_bytes()))
+    except properties.PropertiesError as exc:
+        raise ConfigError("config.providers", str(path), str(exc)) from None
 
 
 class FileConfigProvider(ConfigProvider):
