@@ -15,10 +15,7 @@ applies them (numbered as in `_apply_tick`):
    connectors and tasks as their configs and target states say; a connector that runs
    here generates its task configs and writes them (the leader then places the tasks);
 4. act on the requests read from the config topic: restarts of what runs here, cluster
-   logger levels;
-5. publish the counters of the tasks that run here to the status topic (at most every
-   `_METRICS_EVERY_S`, and only when they changed), so any worker shows any task's
-   records in and out (connect.storage.status).
+   logger levels.
 """
 
 from __future__ import annotations
@@ -44,11 +41,6 @@ from log import Log
 __all__ = ["DistributedHerder"]
 
 _log = logging.getLogger("connect.herder")
-
-#: How often a worker republishes its tasks' counters (while they change). Why 2 s: a
-#: `connect ps` or console view of another worker's task lags by at most this, and a
-#: worker of 600 tasks writes one record of them per period, not one per task.
-_METRICS_EVERY_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +102,6 @@ class DistributedHerder(LogHerder):
         self._rebalance_max_s = 0.0
         self._last_rebalance = 0.0  # time.time() when the last generation was applied
         self._rebalancing = False
-        self._metrics_at = 0.0  # time.monotonic() of the last publish
-        self._published: dict[tuple[str, int], dict[str, Any]] = {}
         self.configs.add_listener(lambda _name: self._nudge())
         self.configs.add_request_listener(self._on_request)
 
@@ -176,10 +166,6 @@ class DistributedHerder(LogHerder):
                 self._apply_tick()
             except Exception:
                 _log.exception("worker %s: applying the assignment failed", self._worker_id)
-            try:
-                self._publish_metrics()  # Step 5
-            except Exception:
-                _log.exception("worker %s: publishing task counters failed", self._worker_id)
 
     def _apply_tick(self) -> None:
         # Step 1
@@ -222,21 +208,6 @@ class DistributedHerder(LogHerder):
         self._reconcile(snapshot)
         # Step 4
         self._handle_requests(snapshot)
-
-    def _publish_metrics(self) -> None:
-        now = time.monotonic()
-        if now - self._metrics_at < _METRICS_EVERY_S or not self.member.lease.valid():
-            return
-        self._metrics_at = now
-        counters = {}
-        for key, handle in list(self.worker.tasks.items()):
-            snapshot = handle.metrics_snapshot()
-            if snapshot:
-                snapshot.pop("at", None)  # a change of time alone is no change
-                counters[key] = snapshot
-        if counters != self._published:
-            self.status.put_worker_metrics(self._worker_id, counters)
-            self._published = counters
 
     def _running(self) -> Work:
         return Work(frozenset(self._connectors), frozenset(self._tasks))

@@ -7,11 +7,11 @@ registered per task): a scrape costs one pass over what runs, however many tasks
 there are. The herder is duck-typed — the standalone herder has `configs`,
 `status`, `worker` and `log`; a herder without one of them yields less, not an error.
 
-A task that runs on another worker of a cluster has no counters here; with
-`cluster=True` (what `connect ps` and the console read) it shows those its worker last
-published to the status topic (connect.storage.status, every 2 s at most), taken only
-from the worker its status names. The Prometheus scrape keeps to this worker's own
-tasks, so that summing the workers' series counts every task once.
+A task that runs on another worker of a cluster has no counters here: with `peers`
+(what `connect ps` and the console read, see connect.rest.peers) the view asks the
+workers that the tasks' statuses name, once per worker, for theirs. The Prometheus
+scrape keeps to this worker's own tasks, so that summing the workers' series counts
+every task once.
 
 Lag of a sink partition is its log end offset minus the connector's committed
 offset (group `connect-<name>`); a partition with nothing committed yet counts from
@@ -32,6 +32,7 @@ __all__ = [
     "STATES",
     "ConnectorView",
     "PartitionLag",
+    "PeerMetrics",
     "TaskView",
     "TopicView",
     "connectors_view",
@@ -120,9 +121,15 @@ class TopicView:
     size_bytes: int
 
 
-def connectors_view(herder: Any, *, cluster: bool = False) -> list[ConnectorView]:
+#: Counters of tasks on other workers: called with the ids of the workers that run
+#: tasks this one does not, it answers worker id → (connector, task) → counters, for
+#: the workers it could reach.
+PeerMetrics = Callable[[set[str]], Mapping[str, Mapping[tuple[str, int], Mapping[str, Any]]]]
+
+
+def connectors_view(herder: Any, *, peers: PeerMetrics | None = None) -> list[ConnectorView]:
     """Every connector of the herder's config with its status and tasks, sorted; with
-    `cluster`, tasks of other workers carry the counters those published."""
+    `peers`, tasks of other workers carry the counters those workers report."""
     configs = getattr(herder, "configs", None)
     status = getattr(herder, "status", None)
     worker = getattr(herder, "worker", None)
@@ -132,7 +139,6 @@ def connectors_view(herder: Any, *, cluster: bool = False) -> list[ConnectorView
     status.refresh()
     running = dict(worker.tasks) if worker is not None else {}
     task_statuses = status.tasks_by_connector()
-    shared = status.worker_metrics() if cluster and hasattr(status, "worker_metrics") else {}
     types: dict[str, tuple[str, str]] = {}
     out = []
     for name in sorted(snapshot.connectors):
@@ -159,15 +165,24 @@ def connectors_view(herder: Any, *, cluster: bool = False) -> list[ConnectorView
             if index >= task_count:
                 continue  # a leftover of a larger task set
             handle = running.get((name, index))
-            if handle is not None:
-                metrics = handle.metrics_snapshot()
-            else:
-                metrics = shared.get(s.worker_id, {}).get((name, index), {})
+            metrics = handle.metrics_snapshot() if handle is not None else {}
             view.tasks.append(
                 TaskView(name, index, s.state.value, s.worker_id, kind, metrics or {})
             )
         out.append(view)
+    if peers is not None:
+        _fill_from_peers(out, peers, herder)
     return out
+
+
+def _fill_from_peers(views: list[ConnectorView], peers: PeerMetrics, herder: Any) -> None:
+    me = herder.worker_id() if hasattr(herder, "worker_id") else ""
+    missing = [t for v in views for t in v.tasks if not t.metrics and t.worker_id not in ("", me)]
+    if not missing:
+        return
+    reported = peers({t.worker_id for t in missing})
+    for task in missing:
+        task.metrics = reported.get(task.worker_id, {}).get((task.connector, task.task), {})
 
 
 def sink_topics(log: Any, config: Mapping[str, str]) -> list[str]:

@@ -2,7 +2,8 @@
 
 - `GET /metrics`: Prometheus' text format (connect.metrics.prometheus).
 - `GET /ops/tasks`: every task with its state, worker, type and records in/out
-  (`connect ps`), those of other workers of a cluster as they last published them.
+  (`connect ps`), those of other workers of a cluster asked of them
+  (connect.rest.peers); `?local=true`: only the tasks this worker runs.
 - `GET /ops/lag[?connector=NAME]`: per sink connector and partition, the log end
   offset, the committed offset and the lag (`connect lag`).
 - `GET /ops/connectors/{name}/offsets-for-time?timestamp_ms=N`: the offsets entries
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse, Response
 
 from connect.api import NotFoundError
@@ -36,6 +37,7 @@ from connect.metrics.view import (
     sink_lag,
 )
 from connect.rest.params import HerderDep
+from connect.rest.peers import peer_metrics
 
 __all__ = ["router"]
 
@@ -57,8 +59,20 @@ def metrics(herder: HerderDep) -> Response:
 
 
 @router.get("/ops/tasks", summary="Every task: state, worker, type, records in and out")
-def tasks(herder: HerderDep) -> JSONResponse:
-    out = [t.to_json() for c in connectors_view(herder, cluster=True) for t in c.tasks]
+def tasks(
+    herder: HerderDep,
+    request: Request,
+    local: Annotated[
+        bool, Query(description="only the tasks this worker runs (what peers ask)")
+    ] = False,
+) -> JSONResponse:
+    if local:
+        me = herder.worker_id()
+        views = connectors_view(herder)
+        out = [t.to_json() for c in views for t in c.tasks if t.worker_id == me and t.metrics]
+    else:
+        peers = peer_metrics(herder, request.headers.get("authorization"))
+        out = [t.to_json() for c in connectors_view(herder, peers=peers) for t in c.tasks]
     return JSONResponse({"tasks": out})
 
 

@@ -3,12 +3,6 @@
 Keys `status-connector-<name>` and `status-task-<name>-<n>`; value JSON
 `{"state", "trace", "worker_id", "generation"}`; null forgets the entry.
 
-Beyond Kafka's keys, `metrics-worker-<worker id>` holds the counters of the tasks a
-distributed worker runs (`{"worker_id", "at", "tasks": [{"connector", "task",
-"metrics"}]}`, connect.metrics.task's fields), republished while they change, so every
-worker of a cluster can show every task's records in and out (`connect ps`, the
-console); a reader takes a task's counters only from the worker its status names.
-
 Fencing: a value written in an older generation than the one already held for its key
 is ignored (a worker that lost the work and did not know yet cannot overwrite its new
 owner's status). A standalone worker writes generation 0 throughout.
@@ -21,7 +15,6 @@ import threading
 import time
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from connect.storage.table import Table
 
@@ -65,7 +58,6 @@ class StatusStore:
         self._connectors: dict[str, Status] = {}
         self._tasks: dict[tuple[str, int], Status] = {}
         self._topics: dict[str, set[str]] = {}
-        self._worker_metrics: dict[str, dict[tuple[str, int], dict]] = {}
 
     def start(self) -> None:
         self._table.start(self._apply)
@@ -86,15 +78,6 @@ class StatusStore:
                     self._topics.get(connector, set()).discard(topic)
                 else:
                     self._topics.setdefault(connector, set()).add(topic)
-            elif text.startswith("metrics-worker-"):
-                worker = text[len("metrics-worker-") :]
-                if data is None:
-                    self._worker_metrics.pop(worker, None)
-                else:
-                    self._worker_metrics[worker] = {
-                        (str(t["connector"]), int(t["task"])): dict(t.get("metrics") or {})
-                        for t in data.get("tasks", [])
-                    }
             elif text.startswith("status-task-"):
                 name, _, index = text[len("status-task-") :].rpartition("-")
                 if not index.isdigit():
@@ -156,26 +139,6 @@ class StatusStore:
         with self._lock:
             tasks = [i for (c, i) in self._tasks if c == name and i >= from_index]
         self._table.write([(f"status-task-{name}-{i}".encode(), None) for i in tasks])
-
-    # Task counters of each worker (see the module docstring).
-
-    def put_worker_metrics(
-        self, worker_id: str, tasks: dict[tuple[str, int], dict[str, Any]]
-    ) -> None:
-        """Publish the counters of every task `worker_id` runs (one record)."""
-        value = {
-            "worker_id": worker_id,
-            "at": int(time.time() * 1000),
-            "tasks": [
-                {"connector": c, "task": n, "metrics": m} for (c, n), m in sorted(tasks.items())
-            ],
-        }
-        self._table.write([(f"metrics-worker-{worker_id}".encode(), json.dumps(value).encode())])
-
-    def worker_metrics(self) -> dict[str, dict[tuple[str, int], dict[str, Any]]]:
-        """worker id → (connector, task) → the counters it last published."""
-        with self._lock:
-            return dict(self._worker_metrics)
 
     # Active topics (KIP-558): key `status-topic-<topic>:connector-<name>`.
 

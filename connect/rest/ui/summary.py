@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse
 
 from connect.metrics.view import ConnectorView, TaskView, connectors_view
 from connect.rest.params import HerderDep
+from connect.rest.peers import peer_metrics
 from connect.rest.ui.history import Rate, ThroughputHistory
 
 __all__ = ["router"]
@@ -100,7 +101,8 @@ def connectors(
     request: Request,
     connector: Annotated[str | None, Query(description="one connector")] = None,
 ) -> JSONResponse:
-    views = connectors_view(herder, cluster=True)
+    peers = peer_metrics(herder, request.headers.get("authorization"))
+    views = connectors_view(herder, peers=peers)
     history = _history(request)
     history.record({v.name: (_sum_in(v), _sum_out(v)) for v in views})
     rates = history.current()
