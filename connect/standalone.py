@@ -6,9 +6,10 @@ Start-up (numbered as in `start`):
    owns it, so a second worker on it is refused here, naming the running one, before
    it reads or writes anything; take the REST listener's port (one in use fails here,
    naming the address: `127.0.0.1:8083 is in use`); then open the log — a Kafka cluster when
-   `bootstrap.servers` is set, else the embedded log at `log.dir` — and with
-   `schema.registry.enable` serve the schema registry over it (before the connectors,
-   whose converters may use it);
+   `bootstrap.servers` is set (unless Kafka's standalone `offset.storage.file.filename`
+   keeps the log on this machine: connect.config_files), else the embedded log at
+   `log.dir` — and with `schema.registry.enable` serve the schema registry over it
+   (before the connectors, whose converters may use it);
 3. start the herder: it replays configs, offsets and statuses and starts connectors;
 4. apply the connector configs given on the command line (create or update);
 5. serve the REST API.
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from connect.api import ConfigError
+from connect.config_files import KAFKA_WORKER_NOTES, kafka_worker_notes, read_config_file
 from connect.herder.base import LogHerder
 from connect.herder.standalone import StandaloneHerder
 from connect.worker.config import WORKER_CONFIG, WORKER_PASS_THROUGH, unknown_key_warnings
@@ -37,21 +39,13 @@ __all__ = ["StandaloneWorker", "load_connector_config", "load_worker_config", "o
 _log = logging.getLogger("connect")
 
 
-def _read_json(path: str | Path, what: str) -> Any:
-    try:
-        return json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise ConfigError(what, str(path), f"cannot read {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ConfigError(what, str(path), f"{path} is not valid JSON: {exc}") from None
-
-
-def load_worker_config(path: str | Path) -> dict[str, Any]:
-    """The worker config file's keys, parsed (typed) over the raw ones, so that
-    pass-through keys like `value.converter.schemas.enable` stay available."""
-    raw = _read_json(path, "worker config")
-    if not isinstance(raw, dict):
-        raise ConfigError("worker config", str(path), "must be a JSON object of key: value")
+def load_worker_config(path: str | Path, *, standalone: bool = True) -> dict[str, Any]:
+    """The worker config file's keys (JSON or `.properties`, connect.config_files),
+    parsed (typed) over the raw ones, so that pass-through keys like
+    `value.converter.schemas.enable` stay available. Kafka worker keys that do something
+    else here are noted in the log, one line each (`kafka_worker_notes`; `standalone`
+    says whether Kafka's standalone state file keeps the log on this machine)."""
+    raw = read_config_file(path, "worker config")
     raw = {
         str(k): v
         if isinstance(v, str)
@@ -63,8 +57,13 @@ def load_worker_config(path: str | Path) -> dict[str, Any]:
         for k, v in raw.items()
     }
     parsed = WORKER_CONFIG.parse(raw)
+    updates, notes = kafka_worker_notes(raw, standalone=standalone)
+    parsed.update(updates)
+    for line in notes:
+        _log.info("worker config %s: %s", path, line)
+    known = {*WORKER_CONFIG.names(), *KAFKA_WORKER_NOTES, "offset.storage.file.filename"}
     for line in unknown_key_warnings(
-        raw, WORKER_CONFIG.names(), WORKER_PASS_THROUGH, where=f"worker config {path}"
+        raw, known, WORKER_PASS_THROUGH, where=f"worker config {path}"
     ):
         _log.warning("%s", line)
     if not parsed["log.dir"] and not parsed["bootstrap.servers"]:
@@ -77,10 +76,9 @@ def load_worker_config(path: str | Path) -> dict[str, Any]:
 
 
 def load_connector_config(path: str | Path) -> tuple[str, dict[str, str]]:
-    """(name, config) from a flat map or Kafka's {"name": …, "config": {…}} shape."""
-    data = _read_json(path, "connector config")
-    if not isinstance(data, dict):
-        raise ConfigError("connector config", str(path), "must be a JSON object")
+    """(name, config) from a flat map (JSON or `.properties`) or Kafka's
+    {"name": …, "config": {…}} JSON shape."""
+    data = read_config_file(path, "connector config")
     if isinstance(data.get("config"), dict):
         config = dict(data["config"])
         name = data.get("name") or config.get("name")

@@ -25,6 +25,7 @@ from typing import Any
 
 from connect.cli.options import Interrupted, add_everywhere
 from connect.cli.progress import Progress
+from connect.config_files import ConfigFileError, kafka_worker_notes, read_config_file
 from log import Consumer, FileLog, LogError, LogNotFoundError, Producer, TopicPartition
 
 __all__ = ["register"]
@@ -212,9 +213,9 @@ def _add_log_options(parser: argparse.ArgumentParser, *, inherited: bool) -> Non
     parser.add_argument(
         "--worker-config",
         default=default,
-        metavar="WORKER.json",
-        help="take the log directory from this worker config's log.dir (relative to the "
-        "current directory, as for a worker started here; default: none)",
+        metavar="WORKER",
+        help="take the log directory from this worker config's log.dir, JSON or .properties "
+        "(relative to the current directory, as for a worker started here; default: none)",
     )
 
 
@@ -238,12 +239,12 @@ def _open_log(args: argparse.Namespace) -> Iterator[FileLog]:
     origin = ""
     if directory is None and args.worker_config:
         try:
-            config = json.loads(Path(args.worker_config).read_text())
-        except (OSError, ValueError) as exc:
-            raise CliError(f"cannot read worker config {args.worker_config}: {exc}") from None
-        if not isinstance(config, dict):
-            raise CliError(f"worker config {args.worker_config} must be a JSON object")
-        directory = config.get("log.dir")
+            config = read_config_file(args.worker_config, "worker config")
+        except ConfigFileError as exc:
+            raise CliError(str(exc)) from None
+        # A standalone worker's log may be named by Kafka's offsets file (connect.config_files).
+        derived, _ = kafka_worker_notes(config, standalone=True)
+        directory = derived.get("log.dir") or config.get("log.dir")
         if not directory:
             raise CliError(f"worker config {args.worker_config} has no log.dir")
         if not isinstance(directory, str):
@@ -567,10 +568,9 @@ def _internal_topic(log: FileLog, topic: str, args: argparse.Namespace) -> str |
         return "the log's own state"
     keys = {WORKER_CONFIG.keys()[key].default: key for key in INTERNAL_TOPIC_KEYS}
     if args.worker_config:
-        with contextlib.suppress(OSError, ValueError):  # _open_log reports a bad file
-            config = json.loads(Path(args.worker_config).read_text())
-            if isinstance(config, dict):
-                keys.update({config[k]: k for k in INTERNAL_TOPIC_KEYS if k in config})
+        with contextlib.suppress(ConfigFileError):  # _open_log reports a bad file
+            config = read_config_file(args.worker_config, "worker config")
+            keys.update({config[k]: k for k in INTERNAL_TOPIC_KEYS if k in config})
     for worker in running_workers(log.directory):
         named = worker.get("internal_topics")
         if isinstance(named, dict):

@@ -1,6 +1,8 @@
-"""`connect standalone WORKER.json [CONNECTOR.json …]` and `connect distributed
-WORKER.json`: run a worker until SIGTERM or SIGINT, then stop cleanly (final offset
-commits; a distributed worker then leaves its group expecting to return)."""
+"""`connect standalone WORKER [CONNECTOR …]` and `connect distributed WORKER`: run a
+worker until SIGTERM or SIGINT, then stop cleanly (final offset commits; a distributed
+worker then leaves its group expecting to return). Config files are JSON or Java
+`.properties` (connect.config_files), so Kafka's `connect-standalone.properties
+connect-file-source.properties` run as they are."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from log import LogError
 
 __all__ = ["register"]
 
+_WORKER_HELP = "the worker config file, JSON or Java .properties"
+
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
@@ -24,12 +28,13 @@ def register(commands: Any) -> None:
         help="run a standalone worker",
         description="Run a standalone worker with the embedded log.",
     )
-    parser.add_argument("worker_config", metavar="WORKER.json", help="the worker config")
+    parser.add_argument("worker_config", metavar="WORKER", help=_WORKER_HELP)
     parser.add_argument(
         "connector_configs",
-        metavar="CONNECTOR.json",
+        metavar="CONNECTOR",
         nargs="*",
-        help="connector configs to run (default: none, add them through the REST API)",
+        help="connector config files to run, JSON or .properties (default: none, add them "
+        "through the REST API)",
     )
     parser.add_argument("--log-level", default="INFO", help="logging level of the worker")
     parser.set_defaults(run=_standalone)
@@ -40,7 +45,7 @@ def register(commands: Any) -> None:
         "directory, or a Kafka cluster with bootstrap.servers); connectors are managed "
         "through the REST API of any worker.",
     )
-    parser.add_argument("worker_config", metavar="WORKER.json", help="the worker config")
+    parser.add_argument("worker_config", metavar="WORKER", help=_WORKER_HELP)
     parser.add_argument("--log-level", default="INFO", help="logging level of the worker")
     parser.set_defaults(run=_distributed)
 
@@ -65,7 +70,7 @@ def _distributed(args: argparse.Namespace) -> int:
 
     _logging(args)
     try:
-        worker = DistributedWorker(load_worker_config(args.worker_config))
+        worker = DistributedWorker(load_worker_config(args.worker_config, standalone=False))
     except (ConfigError, ConnectError, LogError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

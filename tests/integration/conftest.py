@@ -45,12 +45,16 @@ class WorkerProcess:
         connectors: list[Path],
         *,
         mode: str = "standalone",
+        worker_file: Path | None = None,
     ) -> None:
+        """`worker_file`: a worker config file to run as it is (a `.properties` file);
+        `config` then only gives its `listeners`, for the port."""
         self.directory = directory
         self.port = int(config["listeners"].rsplit(":", 1)[1])
         self.url = f"http://127.0.0.1:{self.port}"
-        self.config_path = directory / f"worker-{self.port}.json"
-        self.config_path.write_text(json.dumps(config))
+        self.config_path = worker_file or directory / f"worker-{self.port}.json"
+        if worker_file is None:
+            self.config_path.write_text(json.dumps(config))
         self.stderr_path = directory / f"worker-{time.monotonic_ns()}.err"
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         with open(self.stderr_path, "wb") as err:  # the child keeps its own descriptor
