@@ -1,7 +1,10 @@
-"""`connect registry WORKER.json`: serve the schema registry alone over the worker's
+"""`connect registry WORKER`: serve the schema registry alone over the worker's
 `log.dir` (its `schema.registry.*` keys say where and how) until SIGTERM or SIGINT.
-Several of these, and workers with `schema.registry.enable`, may serve one log: they
-agree on every id and version, because replaying `_schemas` alone decides."""
+WORKER is JSON or Java `.properties`, read as `connect standalone` reads it (a
+standalone worker's config serves the registry over that worker's log). Several of
+these, and workers with `schema.registry.enable`, may serve one log: they agree on
+every id and version, because replaying `_schemas` alone decides. Exit 0 after
+SIGTERM, 130 after SIGINT (Ctrl-C), as every `connect` command."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import threading
 from typing import Any
 
 from connect.api import ConfigError, ConnectError
+from connect.cli.options import EXIT_INTERRUPTED
 from log import LogError
 
 __all__ = ["register"]
@@ -23,16 +27,17 @@ def register(commands: Any) -> None:
         "registry",
         help="run the schema registry alone",
         description="Serve Confluent Schema Registry's REST API over the worker's log.dir. "
-        "Keys of WORKER.json it reads: log.dir; schema.registry.listeners, where it "
-        "listens (default http://127.0.0.1:8081; only http, the first is served; "
-        "http://0.0.0.0:8081 for every interface); schema.registry.basic.auth.users.file "
+        "WORKER is a worker config file, JSON or Java .properties. Keys it reads: log.dir; "
+        "schema.registry.listeners, where it listens (default http://127.0.0.1:8081; only "
+        "http, the first is served; http://0.0.0.0:8081 for every interface); "
+        "schema.registry.basic.auth.users.file "
         "(user:password lines: basic auth when set); schema.registry.topic (its "
         "compacted topic, default _schemas); schema.registry.compatibility.level "
         "(default BACKWARD).",
     )
     parser.add_argument(
         "worker_config",
-        metavar="WORKER.json",
+        metavar="WORKER",
         help="a worker config: log.dir and the schema.registry.* keys described above",
     )
     parser.add_argument("--log-level", default="INFO", help="logging level of the registry")
@@ -51,8 +56,14 @@ def _registry(args: argparse.Namespace) -> int:
         format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
     )
     stop = threading.Event()
+    received: list[int] = []
+
+    def _stop(signum: int, _frame: object) -> None:
+        received.append(signum)
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, _stop)
     log = None
     service = None
     try:
@@ -74,4 +85,4 @@ def _registry(args: argparse.Namespace) -> int:
     service.stop()
     log.close()
     print("schema registry stopped", file=sys.stderr, flush=True)
-    return 0
+    return EXIT_INTERRUPTED if received[:1] == [signal.SIGINT] else 0
