@@ -19,15 +19,16 @@ SQLAlchemy's own SQL compiler:
   many data errors (a failed CHECK, for one) as OperationalError, the class that means
   "transient" everywhere else, so on MySQL the error code decides.
 
-`connect(url, user=…, password=…)` builds an engine from a SQLAlchemy URL and refuses a
-bad one with a `ConfigError` naming `connection.url` (the password never appears in a
-message). `dialect_for(engine)` picks the dialect by the engine's name. The sink uses the
-same helpers, so keep them generic.
+`connect(url, user=…, password=…)` builds an engine from a JDBC or SQLAlchemy URL (see
+`connectors.jdbc.urls`) and refuses a bad one with a `ConfigError` naming
+`connection.url` (the password never appears in a message). `dialect_for(engine)`
+picks the dialect by the engine's name. The sink uses the same helpers, so keep them generic.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine
 
 from connect.api import ConfigError, ConnectError
+from connectors.jdbc.urls import URL_CONFIG, database_url, mask_url
 
 __all__ = [
     "Dialect",
@@ -50,7 +52,7 @@ __all__ = [
     "safe_url",
 ]
 
-URL_CONFIG = "connection.url"
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -68,10 +70,7 @@ class TableId:
 def safe_url(url: URL | str) -> str:
     """The URL as text with its password masked, for messages."""
     if isinstance(url, str):
-        try:
-            url = sa.make_url(url)
-        except sa.exc.ArgumentError:
-            return "<unparseable URL>"
+        return mask_url(url)
     return url.render_as_string(hide_password=True)
 
 
@@ -83,25 +82,24 @@ def connect(
     key: str = URL_CONFIG,
     **engine_options: Any,
 ) -> Engine:
-    """An engine for a SQLAlchemy URL, with `user`/`password` merged in (they win over
-    the URL's). Raises ConfigError naming `key` for a URL SQLAlchemy cannot use; does
-    not connect yet (see `check_connection`)."""
+    """An engine for a `connection.url` — a JDBC or a SQLAlchemy URL, translated by
+    `connectors.jdbc.urls` — with `user`/`password` merged in (they win over the URL's)
+    and a driver that is installed. Raises ConfigError naming `key` for a URL that
+    cannot be used; does not connect yet (see `check_connection`)."""
+    db = database_url(url, user=user, password=password, key=key)
+    if db.ignored:
+        _log.warning(
+            "%s: JDBC parameter(s) %s only tune the Java driver and have no effect here",
+            key,
+            ", ".join(db.ignored),
+        )
+    connect_args = {**db.connect_args, **engine_options.pop("connect_args", {})}
     try:
-        parsed = sa.make_url(url)
-    except sa.exc.ArgumentError as exc:
-        raise ConfigError(key, safe_url(url), f"not a SQLAlchemy URL ({exc})") from None
-    if user:
-        parsed = parsed.set(username=user)
-    if password:
-        parsed = parsed.set(password=password)
-    try:
-        return sa.create_engine(parsed, **engine_options)
+        return sa.create_engine(db.url, connect_args=connect_args, **engine_options)
     except (sa.exc.NoSuchModuleError, ImportError) as exc:
-        raise ConfigError(
-            key, safe_url(parsed), f"no SQLAlchemy dialect or driver for it ({exc})"
-        ) from None
+        raise ConfigError(key, str(db), f"no SQLAlchemy dialect or driver for it ({exc})") from None
     except (sa.exc.ArgumentError, TypeError, ValueError) as exc:
-        raise ConfigError(key, safe_url(parsed), str(exc)) from None
+        raise ConfigError(key, str(db), mask_url(str(exc), db.url.password)) from None
 
 
 def reflected_name(name: str, dialect: sa.Dialect) -> str:

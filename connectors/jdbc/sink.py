@@ -1,7 +1,7 @@
 """JdbcSink: writes records into database tables, as Confluent's JdbcSinkConnector.
 
 Configs and semantics are Confluent's (see `sink_config` for every key):
-`connection.url` (a SQLAlchemy URL) with `connection.user`/`connection.password`;
+`connection.url` (a JDBC or SQLAlchemy URL) with `connection.user`/`connection.password`;
 `insert.mode` insert | upsert | update; `pk.mode` none | kafka | record_key |
 record_value with `pk.fields`; `fields.whitelist`; `table.name.format` (`${topic}`);
 `auto.create`, `auto.evolve`; `delete.enabled` (a tombstone deletes its key's row);

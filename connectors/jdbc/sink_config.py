@@ -22,9 +22,9 @@ from connect.api import (
     Importance,
     Password,
     at_least,
-    non_empty_string,
     one_of,
 )
+from connectors.jdbc.urls import validate_url
 
 __all__ = ["CONFIG", "KAFKA_PK_COLUMNS", "SinkSettings", "validate"]
 
@@ -57,23 +57,6 @@ KAFKA_PK_COLUMNS = ("__connect_topic", "__connect_partition", "__connect_offset"
 _FORMAT_PART = re.compile(r"^(?:[A-Za-z0-9_$-]|\$\{topic\})+$")
 
 
-def _sqlalchemy_url(name: str, value: Any) -> None:
-    if value is None:
-        return
-    non_empty_string(name, value)
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
-
-    try:
-        url = make_url(str(value))
-    except ArgumentError as exc:
-        raise ConfigError(name, value, f"not a SQLAlchemy URL ({exc})") from None
-    try:
-        url.get_dialect()
-    except NoSuchModuleError as exc:
-        raise ConfigError(name, value, f"no SQLAlchemy dialect for it ({exc})") from None
-
-
 def _table_name_format(name: str, value: Any) -> None:
     if value is None:
         return
@@ -98,10 +81,11 @@ CONFIG = (
     .define(
         CONNECTION_URL,
         ConfigType.STRING,
-        validator=_sqlalchemy_url,
+        validator=validate_url,
         importance=Importance.HIGH,
-        documentation="SQLAlchemy URL of the database, e.g. postgresql+psycopg2://host/db "
-        "or sqlite:///path.db",
+        documentation="The database: a JDBC URL as Confluent's connector takes it (e.g. "
+        "jdbc:postgresql://host:5432/db?currentSchema=s, jdbc:mysql://host:3306/db, "
+        "jdbc:sqlite:test.db) or a SQLAlchemy URL (e.g. postgresql://host/db)",
         group="Connection",
     )
     .define(

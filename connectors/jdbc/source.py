@@ -82,6 +82,7 @@ from connectors.jdbc.dialects import (
 )
 from connectors.jdbc.source_querier import Querier
 from connectors.jdbc.types import NUMERIC_MAPPINGS, from_epoch_offset
+from connectors.jdbc.urls import validate_url
 
 __all__ = ["CONFIG", "JdbcSourceConnector", "JdbcSourceTask"]
 
@@ -113,10 +114,12 @@ CONFIG = (
         "connection.url",
         ConfigType.STRING,
         NO_DEFAULT,
-        None,
+        validate_url,
         Importance.HIGH,
-        "SQLAlchemy URL of the database, e.g. sqlite:///data/shop.db or "
-        "postgresql+psycopg2://user@host:5432/db",
+        "The database: a JDBC URL as Confluent's connector takes it (e.g. "
+        "jdbc:postgresql://host:5432/db?currentSchema=s, jdbc:mysql://host:3306/db, "
+        "jdbc:sqlite:test.db) or a SQLAlchemy URL (e.g. sqlite:///data/shop.db, "
+        "postgresql://user@host:5432/db)",
         group=_DATABASE,
     )
     .define(

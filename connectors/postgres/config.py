@@ -17,8 +17,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import sqlalchemy as sa
-
 from connect.api import (
     NO_DEFAULT,
     ConfigDef,
@@ -30,6 +28,7 @@ from connect.api import (
     non_empty_string,
     one_of,
 )
+from connectors.jdbc.urls import libpq_params, mask_url, translate
 from connectors.postgres.columns import (
     DECIMAL_HANDLING_MODES,
     INTERVAL_HANDLING_MODES,
@@ -118,8 +117,9 @@ CONFIG = (
         None,
         None,
         Importance.HIGH,
-        "A SQLAlchemy URL instead of the database.* keys, e.g. "
-        "postgresql+psycopg2://user:secret@host:5432/db (database.* keys override its parts)",
+        "A database URL instead of the database.* keys: a JDBC URL "
+        "(jdbc:postgresql://host:5432/db?user=u&password=p) or a SQLAlchemy URL "
+        "(postgresql://user:secret@host:5432/db); database.* keys override its parts",
         group=_DB,
     )
     .define(
@@ -297,27 +297,24 @@ def type_options(cfg: Mapping[str, Any]) -> TypeOptions:
 
 
 def connection_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """psycopg2.connect keywords: the URL's parts, overridden by database.* keys."""
+    """psycopg2.connect keywords: the URL's parts, overridden by database.* keys.
+
+    `connection.url` goes through `connectors.jdbc.urls` like the JDBC connectors' (a
+    jdbc:postgresql: URL, or a SQLAlchemy URL naming any PostgreSQL driver): only its
+    libpq keywords are used, because the walsender is reached through psycopg2's
+    replication connection whatever driver the URL names."""
     params: dict[str, Any] = {}
     url = cfg.get("connection.url")
     if url:
-        try:
-            parsed = sa.make_url(url)
-        except sa.exc.ArgumentError as exc:
-            raise ConfigError("connection.url", url, f"not a SQLAlchemy URL ({exc})") from None
-        if parsed.get_backend_name() != "postgresql":
+        db = translate(url, key="connection.url")
+        if db.backend != "postgresql":
             raise ConfigError(
                 "connection.url",
-                parsed.render_as_string(hide_password=True),
-                "not a PostgreSQL URL (postgresql://… or postgresql+psycopg2://…)",
+                mask_url(url),
+                "not a PostgreSQL URL (jdbc:postgresql://…, postgresql://… or "
+                "postgresql+psycopg2://…)",
             )
-        params.update(
-            host=parsed.host,
-            port=parsed.port,
-            user=parsed.username,
-            password=parsed.password,
-            dbname=parsed.database,
-        )
+        params.update(libpq_params(db))
     password = cfg.get("database.password")
     overrides = {
         "host": cfg.get("database.hostname"),
@@ -329,7 +326,8 @@ def connection_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
     params.update({k: v for k, v in overrides.items() if v})
     params = {k: v for k, v in params.items() if v is not None}
     params.setdefault("port", 5432)
-    params["options"] = _SESSION_OPTIONS
+    # the URL's options (currentSchema's search_path) after the session's own
+    params["options"] = " ".join(o for o in (_SESSION_OPTIONS, params.get("options")) if o)
     params.setdefault("connect_timeout", 10)
     return params
 

@@ -438,7 +438,7 @@ def test_new_tables_are_discovered_while_running(db):
 @pytest.mark.parametrize(
     ("url", "reason"),
     [
-        ("not a url", "not a SQLAlchemy URL"),
+        ("not a url", "not a database URL"),
         ("nosuchdb://host/db", "no SQLAlchemy dialect"),
         ("sqlite:////nonexistent/dir/x.db", "cannot connect"),
     ],
