@@ -37,7 +37,10 @@ PARTITIONERS = {
     "DailyPartitioner": "daily",
     "HourlyPartitioner": "hourly",
 }
-_CONFLUENT_PARTITIONER_PACKAGE = "io.confluent.connect.storage.partitioner."
+_CONFLUENT_PARTITIONER_PACKAGES = (
+    "io.confluent.connect.storage.partitioner.",
+    "io.confluent.connect.hdfs.partitioner.",  # the HDFS 2 sink's own, in its published configs
+)
 EXTRACTORS = ("Record", "RecordField", "Wallclock")
 _EXTRACTOR_PACKAGE = "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$"
 
@@ -49,7 +52,9 @@ def _partitioner(name: str, value: Any) -> None:
 
 def partitioner_kind(value: str) -> str | None:
     """'default', 'field', 'time', 'daily' or 'hourly' for a short or Confluent name."""
-    short = value.removeprefix(_CONFLUENT_PARTITIONER_PACKAGE)
+    short = value
+    for package in _CONFLUENT_PARTITIONER_PACKAGES:
+        short = short.removeprefix(package)
     short = short.removeprefix("hourly.").removeprefix("daily.").removeprefix("field.")
     return PARTITIONERS.get(short)
 
@@ -74,8 +79,55 @@ def _zone(name: str, value: Any) -> None:
 
 
 def _dir_name(name: str, value: Any) -> None:
-    if not value or value.startswith("/") or ".." in value.split("/") or "+" in value:
-        raise ConfigError(name, value, "a relative directory name without '..' or '+'")
+    """`topics.dir` / `logs.dir` as Confluent's HDFS sinks read them: the directory is
+    `<store.url>/<value>`, so `/raw/kafka/topics` (the published configs' form) and
+    `raw/kafka/topics/` both name `<store.url>/raw/kafka/topics`. Refused: nothing
+    left once the slashes are stripped, a `..` segment (it would climb out of the
+    store) and `+` (it separates topic, partition and offsets in the file names)."""
+    if not isinstance(value, str) or not value.strip("/"):
+        raise ConfigError(name, value, "a directory under the store, e.g. topics")
+    if ".." in value.split("/"):
+        raise ConfigError(name, value, "a directory under the store: '..' would climb out of it")
+    if "+" in value:
+        raise ConfigError(
+            name, value, "a directory name without '+' (it separates the parts of the file names)"
+        )
+
+
+#: format.class values that mean Parquet files: what this sink writes.
+PARQUET_FORMATS = (
+    "io.confluent.connect.hdfs3.parquet.ParquetFormat",
+    "io.confluent.connect.hdfs.parquet.ParquetFormat",
+    "io.confluent.connect.s3.format.parquet.ParquetFormat",
+    "ParquetFormat",
+)
+
+
+def _parquet_format(name: str, value: Any) -> None:
+    if value in (None, "") or str(value).strip() in PARQUET_FORMATS:
+        return
+    raise ConfigError(
+        name,
+        value,
+        "this sink writes Parquet files only (format.class "
+        "io.confluent.connect.hdfs3.parquet.ParquetFormat); for Avro, JSON or text files "
+        "use the S3 sink's format.class",
+    )
+
+
+def _off(reason: str) -> Any:
+    """A validator for a boolean feature of Confluent's HDFS sinks that this sink does
+    not have: false (the default) is accepted, true is refused with `reason`."""
+
+    def check(name: str, value: Any) -> None:
+        if value is True:
+            raise ConfigError(name, value, reason)
+
+    return check
+
+
+def _accepted(doc: str) -> str:
+    return f"Accepted from Confluent's HDFS sinks: {doc}"
 
 
 CONFIG = (
@@ -123,6 +175,88 @@ CONFIG = (
         _dir_name,
         Importance.MEDIUM,
         "Directory under the store for the commit intents (one per topic partition)",
+        group=_STORE,
+    )
+    .define(
+        "format.class",
+        ConfigType.STRING,
+        None,
+        _parquet_format,
+        Importance.MEDIUM,
+        "The file format: Parquet, under any of Confluent's ParquetFormat class names "
+        "(default when unset: Parquet, where Confluent's HDFS sinks default to Avro)",
+        group=_STORE,
+    )
+    .define(
+        "storage.class",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        _accepted("the storage is chosen by store.url's scheme (file://, hdfs://)"),
+        group=_STORE,
+    )
+    .define(
+        "hadoop.conf.dir",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.LOW,
+        _accepted(
+            "Spark's session reads Hadoop's config from HADOOP_CONF_DIR and "
+            "spark.conf.spark.hadoop.* keys"
+        ),
+        group=_STORE,
+    )
+    .define(
+        "hadoop.home",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.LOW,
+        _accepted("Spark's session finds Hadoop by its own classpath"),
+        group=_STORE,
+    )
+    .define(
+        "hdfs.authentication.kerberos",
+        ConfigType.BOOLEAN,
+        False,
+        _off(
+            "Kerberos is configured for Spark's session (kinit, or Hadoop's own config "
+            "through spark.conf.spark.hadoop.* keys), not by this sink"
+        ),
+        Importance.LOW,
+        "false only: Kerberos is configured for Spark's session, not by this sink",
+        group=_STORE,
+    )
+    .define(
+        "hive.integration",
+        ConfigType.BOOLEAN,
+        False,
+        _off(
+            "this sink does not create Hive tables; the Parquet files under "
+            "<store>/<topics.dir>/<topic> can back an external table"
+        ),
+        Importance.LOW,
+        "false only: this sink does not create Hive tables",
+        group=_STORE,
+    )
+    .define(
+        "retry.backoff.ms",
+        ConfigType.LONG,
+        5_000,
+        at_least(0),
+        Importance.LOW,
+        _accepted("not used here: a write that fails fails the task"),
+        group=_STORE,
+    )
+    .define(
+        "schema.generator.class",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        _accepted("the Parquet schema follows the records' Connect schema"),
         group=_STORE,
     )
     .define(
@@ -306,6 +440,30 @@ CONFIG = (
         group=_SPARK,
     )
 )
+
+
+#: Keys of published HDFS 2/3 sink configs that only matter to a feature switched off
+#: above (Hive, Kerberos) or to Confluent's licensing (the HDFS 3 sink is a licensed
+#: connector; Tributary needs no license topic): accepted, so such a config runs.
+_ACCEPTED_KEYS = {
+    "hive.metastore.uris": "with hive.integration, which this sink does not have",
+    "hive.database": "with hive.integration, which this sink does not have",
+    "hive.conf.dir": "with hive.integration, which this sink does not have",
+    "hive.home": "with hive.integration, which this sink does not have",
+    "connect.hdfs.principal": "with hdfs.authentication.kerberos, configured for Spark instead",
+    "connect.hdfs.keytab": "with hdfs.authentication.kerberos, configured for Spark instead",
+    "hdfs.namenode.principal": "with hdfs.authentication.kerberos, configured for Spark instead",
+    "kerberos.ticket.renew.period.ms": "with hdfs.authentication.kerberos, configured for "
+    "Spark instead",
+    "confluent.license": "Confluent's license key; no license is needed here",
+    "confluent.topic": "Confluent's license topic; no license is needed here",
+    "confluent.topic.bootstrap.servers": "Confluent's license topic; no license is needed here",
+    "confluent.topic.replication.factor": "Confluent's license topic; no license is needed here",
+}
+for _key, _doc in _ACCEPTED_KEYS.items():
+    CONFIG.define(
+        _key, ConfigType.STRING, None, None, Importance.LOW, _accepted(_doc), group=_STORE
+    )
 
 
 @dataclass(frozen=True, slots=True)
