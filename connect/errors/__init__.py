@@ -2,9 +2,17 @@
 
 from connect.errors.config import ERRORS_CONFIG, SINK_ERRORS_CONFIG, ErrorPolicy
 from connect.errors.dlq import DeadLetterQueueReporter
-from connect.errors.handler import ErrorContext, RetryWithTolerance, Stage, ToleranceExceededError
+from connect.errors.handler import (
+    ERRANT_RECORD_CLASS,
+    ErrorContext,
+    RetryWithTolerance,
+    Stage,
+    ToleranceExceededError,
+    kafka_exception_class,
+)
 
 __all__ = [
+    "ERRANT_RECORD_CLASS",
     "ERRORS_CONFIG",
     "SINK_ERRORS_CONFIG",
     "DeadLetterQueueReporter",
@@ -13,4 +21,5 @@ __all__ = [
     "RetryWithTolerance",
     "Stage",
     "ToleranceExceededError",
+    "kafka_exception_class",
 ]

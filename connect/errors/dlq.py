@@ -1,13 +1,15 @@
 """The dead-letter topic of a sink connector: failed records with their original
 bytes, and (with `errors.deadletterqueue.context.headers.enable`) Kafka's
-`__connect.errors.*` headers saying where and why they failed."""
+`__connect.errors.*` headers saying where and why they failed: the plugin by the class
+its config named, the error by the Kafka exception class it stands for (see
+`connect.errors.handler`), so tools that read Kafka's dead-letter topics read ours."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
 
-from connect.errors.handler import ErrorContext
+from connect.errors.handler import ErrorContext, kafka_exception_class
 from log import Log, TopicExistsError
 
 __all__ = ["DeadLetterQueueReporter"]
@@ -48,7 +50,7 @@ class DeadLetterQueueReporter:
                 "task.id": str(self.task),
                 "stage": ctx.stage.value,
                 "class.name": ctx.plugin,
-                "exception.class.name": f"{type(error).__module__}.{type(error).__qualname__}",
+                "exception.class.name": kafka_exception_class(error),
                 "exception.message": str(error),
                 "exception.stacktrace": ctx.trace,
             }

@@ -14,6 +14,14 @@ KAFKA_CONSUME):
    skip it. Reporting comes first either way, as in Kafka: the record that failed a
    task is in the dead-letter topic, with the failure in its headers, for whoever
    looks into why.
+
+Logs and dead-letter headers name what failed as Kafka's do, so tools written against
+Kafka's dead-letter topics read ours: the plugin by the class name its config gave
+(`plugin_names`: `org.apache.kafka.connect.json.JsonConverter` where the config says
+so), a transform by its own configured class (`transform()` runs a chain one transform
+at a time), a record a sink reported through its ErrantRecordReporter by Kafka's
+`org.apache.kafka.connect.sink.SinkTask` (WorkerErrantRecordReporter's), and the error
+by the Kafka exception class it stands for (`kafka_exception_class`).
 """
 
 from __future__ import annotations
@@ -22,15 +30,30 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from connect.api import ConnectError, RetriableError
+from connect.api import (
+    AlreadyExistsError,
+    ConfigError,
+    ConnectError,
+    DataError,
+    IllegalWorkerStateError,
+    NotFoundError,
+    RetriableError,
+)
 from connect.errors.config import ErrorPolicy
 
-__all__ = ["ErrorContext", "RetryWithTolerance", "Stage", "ToleranceExceededError"]
+__all__ = [
+    "ERRANT_RECORD_CLASS",
+    "ErrorContext",
+    "RetryWithTolerance",
+    "Stage",
+    "ToleranceExceededError",
+    "kafka_exception_class",
+]
 
 _log = logging.getLogger("connect.errors")
 T = TypeVar("T")
@@ -54,6 +77,35 @@ _TOLERABLE_ANY = {
     Stage.VALUE_CONVERTER,
     Stage.HEADER_CONVERTER,
 }
+
+
+#: The class Kafka's dead-letter headers and logs name for a record a sink task
+#: reported as errant (WorkerErrantRecordReporter passes `SinkTask.class`).
+ERRANT_RECORD_CLASS = "org.apache.kafka.connect.sink.SinkTask"
+
+_KAFKA_ERRORS = "org.apache.kafka.connect.errors."
+#: Our error categories → the Kafka exception each stands for.
+_KAFKA_EXCEPTIONS: dict[type[BaseException], str] = {
+    RetriableError: _KAFKA_ERRORS + "RetriableException",
+    DataError: _KAFKA_ERRORS + "DataException",
+    NotFoundError: _KAFKA_ERRORS + "NotFoundException",
+    AlreadyExistsError: _KAFKA_ERRORS + "AlreadyExistsException",
+    IllegalWorkerStateError: _KAFKA_ERRORS + "IllegalWorkerStateException",
+    ConfigError: "org.apache.kafka.common.config.ConfigException",
+    ConnectError: _KAFKA_ERRORS + "ConnectException",
+}
+
+
+def kafka_exception_class(error: BaseException) -> str:
+    """The Kafka exception class `error` stands for, by its nearest category (a
+    ConversionError is a DataError: `org.apache.kafka.connect.errors.DataException`);
+    any other error by its Python name (`builtins.ValueError`): no Kafka class
+    corresponds."""
+    for cls in type(error).__mro__:
+        kafka = _KAFKA_EXCEPTIONS.get(cls)
+        if kafka is not None:
+            return kafka
+    return f"{type(error).__module__}.{type(error).__qualname__}"
 
 
 class ToleranceExceededError(ConnectError):
@@ -99,11 +151,15 @@ class RetryWithTolerance:
         task: int | None,
         reporters: list[Reporter] | None = None,
         stop: threading.Event | None = None,
+        plugin_names: Mapping[Stage, str] | None = None,
     ) -> None:
         self.policy = policy
         self.connector = connector
         self.task = task
         self.reporters = list(reporters or [])
+        #: Per stage, the plugin's class as the config named it (`value.converter=...`):
+        #: what reports show in place of the class name a caller passes.
+        self.plugin_names = dict(plugin_names or {})
         self._stop = stop or threading.Event()
         self.errors_total = 0
         self.records_skipped = 0
@@ -137,7 +193,8 @@ class RetryWithTolerance:
                     delay_ms = min(delay_ms * 2, self.policy.retry_delay_max_ms)
                     continue
                 # Step 3
-                ctx = ErrorContext(stage, plugin, exc, **(context() if context else {}))
+                name = self.plugin_names.get(stage, plugin)
+                ctx = ErrorContext(stage, name, exc, **(context() if context else {}))
                 if self.policy.log_errors:
                     self._log(ctx)
                 for report in self.reporters:
@@ -146,6 +203,27 @@ class RetryWithTolerance:
                     raise ToleranceExceededError(stage, exc) from exc
                 self.records_skipped += 1
                 return False, None
+
+    def transform(
+        self,
+        chain: Callable[[Any], Any],
+        record: Any,
+        context: Callable[[], dict[str, Any]] | None = None,
+    ) -> tuple[bool, Any]:
+        """`execute` for the TRANSFORMATION stage: a chain that can run its transforms
+        one at a time (`apply_each`, as TransformChain) runs each under the policy,
+        named by its configured class, as Kafka does; any other callable as one
+        operation named by its class."""
+        apply_each = getattr(chain, "apply_each", None)
+        if apply_each is None:
+            return self.execute(
+                Stage.TRANSFORMATION, type(chain).__name__, lambda: chain(record), context
+            )
+
+        def run(name: str, operation: Callable[[], Any]) -> tuple[bool, Any]:
+            return self.execute(Stage.TRANSFORMATION, name, operation, context)
+
+        return apply_each(record, run)
 
     def _log(self, ctx: ErrorContext) -> None:
         where = f"topic '{ctx.topic}', partition {ctx.partition}, offset {ctx.offset}"

@@ -14,12 +14,17 @@ is refused before the connector starts, with a ConfigError naming the full key
 (`transforms.route.regex`). Applying it runs the transforms in order; a transform
 with a predicate runs only when the predicate's result differs from `negate`; a
 transform that returns None drops the record and ends the chain.
+
+The runtime applies the chain with `apply_each`, one transform at a time under its
+error handler, as Kafka's TransformationChain does: a failure is retried, logged and
+dead-lettered as the failure of that transform, named by its class as the config gave
+it (`org.apache.kafka.connect.transforms.Cast$Value`), and only it is retried.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from connect.api import (
@@ -32,10 +37,13 @@ from connect.api import (
     Transformation,
 )
 
-__all__ = ["Resolver", "TransformChain", "transform_config_defs"]
+__all__ = ["Resolver", "StageRunner", "TransformChain", "transform_config_defs"]
 
 #: `Plugins().resolve`: (kind, class name, key=config key) → class, or ConfigError.
 Resolver = Callable[..., type]
+#: Runs one transform's work under an error policy: (class name, operation) →
+#: (True, result), or (False, None) when the record is skipped.
+StageRunner = Callable[[str, Callable[[], Any]], tuple[bool, Any]]
 
 TRANSFORMS = "transforms"
 PREDICATES = "predicates"
@@ -91,14 +99,21 @@ def _instantiate(
 class TransformChain:
     """Transforms applied in order, each optionally guarded by a predicate."""
 
-    __slots__ = ("_predicates", "_stages", "aliases")
+    __slots__ = ("_predicates", "_stages", "aliases", "classes")
 
     def __init__(
         self,
         stages: list[tuple[str, Transformation, Predicate | None, bool]],
         predicates: Mapping[str, Predicate] | None = None,
+        *,
+        classes: Sequence[str] | None = None,
     ) -> None:
         self.aliases = tuple(alias for alias, *_ in stages)
+        #: Each transform's class as its config named it (its `transforms.<alias>.type`),
+        #: which errors report; the Python class path when built without a config.
+        self.classes = tuple(classes or (_class_path(t) for _, t, _, _ in stages))
+        if len(self.classes) != len(stages):
+            raise ValueError("one class name per stage")
         self._stages = tuple((t, p, n) for _, t, p, n in stages)
         self._predicates = dict(predicates or {})
 
@@ -109,6 +124,7 @@ class TransformChain:
         predicate_aliases = _aliases(props, PREDICATES)
         predicates: dict[str, Predicate] = {}
         stages: list[tuple[str, Transformation, Predicate | None, bool]] = []
+        classes: list[str] = []
         try:
             for alias in predicate_aliases:
                 predicates[alias] = _instantiate(
@@ -121,13 +137,14 @@ class TransformChain:
                     resolver, "transform", props, prefix, f"transformation {alias!r}"
                 )
                 stages.append((alias, transform, predicate, negate))
+                classes.append(str(props[prefix + _TYPE]).strip())
         except BaseException:
             for _, transform, _, _ in stages:
                 _close_quietly(transform)
             for predicate in predicates.values():
                 _close_quietly(predicate)
             raise
-        return cls(stages, predicates)
+        return cls(stages, predicates, classes=classes)
 
     def apply(self, record: ConnectRecord) -> ConnectRecord | None:
         """The record after every transform, or None when one dropped it."""
@@ -140,6 +157,31 @@ class TransformChain:
         return record
 
     __call__ = apply
+
+    def apply_each(self, record: ConnectRecord, run: StageRunner) -> tuple[bool, Any]:
+        """(True, the record after every transform, or None when one dropped it), or
+        (False, None) when `run` skipped it: each transform, with its predicate, runs
+        as one operation through `run`, named by its configured class (see the module
+        docstring)."""
+        for name, (transform, predicate, negate) in zip(self.classes, self._stages, strict=True):
+
+            def stage(
+                rec: ConnectRecord = record,
+                transform: Transformation = transform,
+                predicate: Predicate | None = predicate,
+                negate: bool = negate,
+            ) -> ConnectRecord | None:
+                if predicate is not None and predicate.test(rec) == negate:
+                    return rec
+                return transform.apply(rec)
+
+            ok, out = run(name, stage)
+            if not ok:
+                return False, None
+            if out is None:
+                return True, None
+            record = out
+        return True, record
 
     def apply_batch(self, batch: Any) -> Any:
         """A `SourceBatch` after every transform (None: all dropped), or NotImplemented
@@ -195,6 +237,11 @@ def _guard(
             f"given a '{PREDICATES}.{alias}.type'",
         )
     return predicates[alias], negate
+
+
+def _class_path(plugin: object) -> str:
+    cls = type(plugin)
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _close_quietly(plugin: Any) -> None:

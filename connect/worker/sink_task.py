@@ -62,7 +62,13 @@ from connect.api import (
     TopicPartition,
 )
 from connect.api.data import Type
-from connect.errors import DeadLetterQueueReporter, ErrorContext, RetryWithTolerance, Stage
+from connect.errors import (
+    ERRANT_RECORD_CLASS,
+    DeadLetterQueueReporter,
+    ErrorContext,
+    RetryWithTolerance,
+    Stage,
+)
 from connect.metrics.task import TaskMetrics
 from connect.worker.task_base import StatusListener, WorkerTask
 from log import Consumer, Log, LogError
@@ -571,11 +577,8 @@ class WorkerSinkTask(WorkerTask):
             return out
         transformed = []
         for rec in out:
-            ok, result = self._errors.execute(
-                Stage.TRANSFORMATION,
-                type(self._transform).__name__,
-                lambda rec=rec: self._transform(rec),
-                lambda rec=rec: self._context_of(rec),
+            ok, result = self._errors.transform(
+                self._transform, rec, lambda rec=rec: self._context_of(rec)
             )
             if ok and result is not None:
                 transformed.append(result)
@@ -679,9 +682,7 @@ class WorkerSinkTask(WorkerTask):
 
     def report_errant(self, record: SinkRecord, error: BaseException) -> None:
         """The ErrantRecordReporter's work: log and/or dead-letter, per `errors.*`."""
-        ctx = ErrorContext(
-            Stage.TASK_PUT, type(self.plugin).__name__, error, **self._context_of(record)
-        )
+        ctx = ErrorContext(Stage.TASK_PUT, ERRANT_RECORD_CLASS, error, **self._context_of(record))
         if self._errors.policy.log_errors:
             _log.error(
                 "task %s reported an errant record at %s-%s@%s: %s",

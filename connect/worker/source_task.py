@@ -329,11 +329,8 @@ class WorkerSourceTask(WorkerTask):
             kept = originals = records
         else:
             for rec in records:
-                ok, out = self._errors.execute(
-                    Stage.TRANSFORMATION,
-                    type(transform).__name__,
-                    lambda rec=rec: transform(rec),
-                    lambda rec=rec: {"record": rec, "topic": rec.topic},
+                ok, out = self._errors.transform(
+                    transform, rec, lambda rec=rec: {"record": rec, "topic": rec.topic}
                 )
                 if ok and out is not None:
                     kept.append(out)

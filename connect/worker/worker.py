@@ -33,6 +33,7 @@ from connect.errors import (
     DeadLetterQueueReporter,
     ErrorPolicy,
     RetryWithTolerance,
+    Stage,
 )
 from connect.plugins import PluginKind, Plugins
 from connect.registry.local import local_log, set_local_log
@@ -297,6 +298,15 @@ class Worker:
         header_conv = self._header_converter(cprops)
         transform = self._transform_chain(cprops)
         policy = ErrorPolicy.from_parsed(parsed)
+        # Errors name each converter by the class its config gave, as Kafka's headers do.
+        plugin_names = {
+            stage: self._plugin_settings(prefix, cprops)[0].strip()
+            for stage, prefix in (
+                (Stage.KEY_CONVERTER, "key.converter"),
+                (Stage.VALUE_CONVERTER, "value.converter"),
+                (Stage.HEADER_CONVERTER, "header.converter"),
+            )
+        }
 
         def on_status(conn: str, task: int, state: State, trace: str | None) -> None:
             self.on_status(conn, task, state, trace)
@@ -324,7 +334,11 @@ class Worker:
                     context_headers=policy.dlq_context_headers,
                 )
             errors = RetryWithTolerance(
-                policy, connector=name, task=index, reporters=[dlq] if dlq else []
+                policy,
+                connector=name,
+                task=index,
+                reporters=[dlq] if dlq else [],
+                plugin_names=plugin_names,
             )
             topics = parsed["topics"]
             regex = parsed["topics.regex"]
@@ -359,7 +373,7 @@ class Worker:
                 cprops.get("connector.class"),
                 "a source connector's task class must be a SourceTask",
             )
-        errors = RetryWithTolerance(policy, connector=name, task=index)
+        errors = RetryWithTolerance(policy, connector=name, task=index, plugin_names=plugin_names)
         return WorkerSourceTask(
             name,
             index,

@@ -15,13 +15,14 @@ from tests.waiting import wait_until
 
 CONV = "tests.connect.plugins_for_tests.Utf8Converter"
 ERR = "__connect.errors."
-#: failure → (the bad value, the stage, the failing class, the connector config's part)
+#: failure → (the bad value, the stage, the failing class as configured, the connector
+#: config's part)
 FAILURES = {
-    "converter": (b"\xff\xfe", "VALUE_CONVERTER", "Utf8Converter", {}),
+    "converter": (b"\xff\xfe", "VALUE_CONVERTER", CONV, {}),
     "transform": (
         b"oops",
         "TRANSFORMATION",
-        "TransformChain",
+        "org.apache.kafka.connect.transforms.Cast$Value",
         {
             "transforms": "cast",
             "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value",
@@ -79,7 +80,7 @@ def test_tolerance_none_dead_letters_the_failing_record_then_fails_the_task(
     assert headers[ERR + "task.id"] == b"0"
     assert headers[ERR + "stage"] == stage.encode()
     assert headers[ERR + "class.name"] == plugin.encode()
-    assert headers[ERR + "exception.class.name"] == b"connect.api.errors.DataError"
+    assert headers[ERR + "exception.class.name"] == b"org.apache.kafka.connect.errors.DataException"
     assert headers[ERR + "exception.message"]
     assert b"DataError" in headers[ERR + "exception.stacktrace"]
     if isolation == "thread":  # caplog sees the task's log
