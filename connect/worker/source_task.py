@@ -18,11 +18,15 @@ answers that it cannot (NotImplemented, None) or fails, the batch becomes its
 `records()` and takes the steps above from the start, so the error policy and the
 dead-letter queue see records exactly as they would have.
 
-Offset commit, every `offset.flush.interval.ms` and on a clean stop:
+Offset commit, every `offset.flush.interval.ms`, on a clean stop and after a failure:
 1. fsync every log partition written since the last commit;
 2. write the remembered offsets to the offset store (fsynced there);
 3. call the task's `commit()`.
-So a committed source offset never points past records a crash could lose.
+So a committed source offset never points past records a crash could lose. After a
+failure the same commit is safe (Kafka's WorkerSourceTask makes it too): step 5 above
+remembers a poll's offsets only once every record of it is in the log (or dropped by
+the error policy), so a poll, a send or an append that raised left nothing remembered
+past its records, and what was remembered is what a restart must not write again.
 """
 
 from __future__ import annotations
@@ -212,6 +216,11 @@ class WorkerSourceTask(WorkerTask):
         self._maybe_commit()
 
     def commit_final(self) -> None:
+        self.commit_offsets()
+
+    def commit_after_failure(self) -> None:
+        """The offsets of what is already in the log (see the module docstring): a
+        restart goes on after them rather than writing them again."""
         self.commit_offsets()
 
     def stop_plugin(self) -> None:

@@ -6,8 +6,13 @@ Lifecycle, for both kinds of task (numbered as in `run`):
    stop (what was done before the pause must not wait for the resume, which may never
    come, to be committed and visible); then do nothing but wait.
 3. On a clean stop: a final offset commit, then `task.stop()`; report UNASSIGNED.
-4. On an error: report FAILED with the trace, stop the plugin task; the worker
-   never restarts a failed task by itself (a REST restart does).
+4. On an error: commit what is safe to commit (`commit_after_failure`: a source
+   commits the offsets of the records already durable in the log, as Kafka's
+   WorkerSourceTask does; a sink commits as its partitions are closed when it leaves
+   its group in `stop_plugin`, as Kafka's WorkerSinkTask does), then report FAILED
+   with the trace and stop the plugin task. The commit comes before the report so
+   that a restart asked for on seeing FAILED starts from it. The worker never
+   restarts a failed task by itself (a REST restart does).
 """
 
 from __future__ import annotations
@@ -100,6 +105,10 @@ class WorkerTask(ABC):
             _log.error(
                 "Task %s threw an uncaught and unrecoverable exception", self.name, exc_info=exc
             )
+            try:
+                self.commit_after_failure()
+            except Exception:
+                _log.exception("task %s could not commit its offsets after failing", self.name)
             self._report(State.FAILED, "".join(traceback.format_exception(exc)))
             try:
                 self.stop_plugin()
@@ -154,6 +163,11 @@ class WorkerTask(ABC):
         """Commit what was done before a pause (on the task's thread, like every
         commit); the same commit as a clean stop's by default."""
         self.commit_final()
+
+    def commit_after_failure(self) -> None:
+        """Commit, after the task failed, what is durable whatever the failure was
+        (step 4); nothing by default. Called on the task's thread; what it raises is
+        logged and the task is reported FAILED all the same."""
 
     def on_stop_requested(self) -> None:
         """Called on the stopping thread (e.g. to wake a blocked poll)."""
