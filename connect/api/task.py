@@ -15,9 +15,11 @@ SourceTask lifecycle (one thread per task):
 SinkTask lifecycle (one thread per task; every call on that thread but `stop`):
 1. `initialize(context)`; 2. `start(props)`; 3. `open(partitions)` when partitions
    are assigned; 4. `put(records)` repeatedly (may be empty) — raise RetriableError
-   to have the same records redelivered after `context.timeout(ms)`; a task that
-   implements `put_batches` may be handed Arrow batches just before each `put()`
-   instead of some of the records (see `connect.api.sink_batch`);
+   to have the same records redelivered after a backoff: the `context.timeout(ms)`
+   the task set, if above 0 (it stays set until changed), else 100 ms doubling up to
+   1 s and back to 100 ms after a delivery succeeds; nothing new is consumed
+   meanwhile. A task that implements `put_batches` may be handed Arrow batches just
+   before each `put()` instead of some of the records (see `connect.api.sink_batch`);
 5. `pre_commit(offsets)` before each offset commit: make everything up to `offsets`
    durable and return the offsets that are safe to commit (default: `flush(offsets)`
    then `offsets`); 6. `close(partitions)` when partitions go away; 7. `stop()`.
@@ -160,7 +162,10 @@ class SinkTaskContext(ABC):
 
     @abstractmethod
     def timeout(self, timeout_ms: int) -> None:
-        """Backoff before redelivering after a RetriableError from `put`."""
+        """The backoff before redelivering after a RetriableError from `put` or
+        `put_batches`, for every retry from now on until set again. 0 or less: the
+        runtime's default, 100 ms doubling up to 1 s (reset by a delivery that
+        succeeds), so a store that stays down is not called in a tight loop."""
 
     @abstractmethod
     def assignment(self) -> set[TopicPartition]: ...
@@ -200,7 +205,8 @@ class SinkTask(Task):
         carries the records that could not be batched (often none): `put()` is still
         called after every poll, so per-poll duties can stay there. Raising
         RetriableError redelivers the same batches (and that poll's records) after
-        `context.timeout(ms)`; any other error fails the task. Offsets are committed
+        the backoff that `put()`'s RetriableError takes (`SinkTaskContext.timeout`);
+        any other error fails the task. Offsets are committed
         as for `put()`: `pre_commit` decides what is safe.
 
         Returns None once written. The default returns NotImplemented: the runtime
