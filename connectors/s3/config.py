@@ -219,6 +219,29 @@ def _storage_class(name: str, value: Any) -> None:
         raise ConfigError(name, value, f"must be {_STORAGE_CLASSES[0]}")
 
 
+def _topics_dir(name: str, value: Any) -> None:
+    """Published configs name the prefix as a path (`/raw/kafka/topics`, `backup/`): the
+    slashes around it are dropped, and an empty prefix (Confluent's "") puts the topics
+    at the bucket's root. A `..` segment is refused: stores with a file-system view of
+    the bucket (MinIO, SeaweedFS's filer, s3fs mounts) resolve it out of the prefix."""
+    if value is None:
+        raise ConfigError(name, value, 'a prefix is needed ("" for none)')
+    if ".." in str(value).split("/"):
+        raise ConfigError(name, value, "a prefix without '..' segments")
+
+
+def _unsupported(reason: str) -> Callable[[str, Any], None]:
+    """A validator for a key of Confluent's S3 sink whose feature this sink does not
+    have: unset or empty is accepted, a value is refused with `reason` (a silent
+    ignore would store objects without what the key asked for)."""
+
+    def check(name: str, value: Any) -> None:
+        if value not in (None, "", False):
+            raise ConfigError(name, value, reason)
+
+    return check
+
+
 def _topic_regex_list(name: str, value: Any) -> None:
     for item in value or []:
         topic, sep, regex = item.partition(":")
@@ -352,9 +375,10 @@ LAYOUT = (
         TOPICS_DIR,
         ConfigType.STRING,
         "topics",
-        non_empty_string,
+        _topics_dir,
         Importance.HIGH,
-        "Top-level prefix of the objects.",
+        "Top-level prefix of the objects; leading and trailing slashes are dropped "
+        "(/raw/kafka/topics writes raw/kafka/topics/<topic>/…); empty: no prefix.",
         group=_L,
     )
     .define(
@@ -635,6 +659,52 @@ SINK_CONFIG = STORE.merged(LAYOUT).merged(
         Importance.LOW,
         "The storage: S3.",
         group=_R,
+    )
+    .define(
+        "schema.generator.class",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Accepted from Confluent's published configs: it generates Hive schemas, and this "
+        "sink has no Hive integration.",
+        group=_R,
+    )
+    .define(
+        "s3.ssea.name",
+        ConfigType.STRING,
+        "",
+        _unsupported(
+            "server-side encryption is not set per object by this sink; set the bucket's "
+            "default encryption (it applies to every object written) and remove this key"
+        ),
+        Importance.LOW,
+        "Not supported: set the bucket's default encryption instead.",
+        group=_S,
+    )
+    .define(
+        "s3.sse.kms.key.id",
+        ConfigType.STRING,
+        "",
+        _unsupported(
+            "server-side encryption is not set per object by this sink; set the bucket's "
+            "default encryption with this KMS key and remove this key"
+        ),
+        Importance.LOW,
+        "Not supported: set the bucket's default encryption instead.",
+        group=_S,
+    )
+    .define(
+        "s3.acl.canned",
+        ConfigType.STRING,
+        "",
+        _unsupported(
+            "canned ACLs are not set by this sink; grant access with a bucket policy (or "
+            "Object Ownership: bucket owner enforced) and remove this key"
+        ),
+        Importance.LOW,
+        "Not supported: grant access with a bucket policy instead.",
+        group=_S,
     )
     .define(
         CONDITIONAL_WRITES,
