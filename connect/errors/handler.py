@@ -33,6 +33,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 from typing import Any, TypeVar
 
 from connect.api import (
@@ -45,6 +46,7 @@ from connect.api import (
     RetriableError,
 )
 from connect.errors.config import ErrorPolicy
+from connect.transforms.chain import TransformChain
 
 __all__ = [
     "ERRANT_RECORD_CLASS",
@@ -172,37 +174,53 @@ class RetryWithTolerance:
         context: Callable[[], dict[str, Any]] | None = None,
     ) -> tuple[bool, T | None]:
         """(True, result) on success; (False, None) when the record is skipped."""
+        try:
+            # Step 1
+            return True, operation()
+        except Exception as exc:
+            return self._after_failure(stage, plugin, operation, context, exc)
+
+    def _after_failure(
+        self,
+        stage: Stage,
+        plugin: str,
+        operation: Callable[[], T],
+        context: Callable[[], dict[str, Any]] | None,
+        exc: Exception,
+    ) -> tuple[bool, T | None]:
+        """Steps 2 and 3 for an operation whose first run raised `exc`."""
         deadline = None
         delay_ms = _INITIAL_BACKOFF_MS
         while True:
-            try:
-                # Step 1
-                return True, operation()
-            except Exception as exc:
-                tolerable = stage in _TOLERABLE_ANY or isinstance(exc, RetriableError)
-                if not tolerable:
-                    raise
-                self.errors_total += 1
-                timeout = self.policy.retry_timeout_ms
-                now = time.monotonic()
-                if deadline is None:
-                    deadline = float("inf") if timeout < 0 else now + timeout / 1000
-                # Step 2
-                if now + delay_ms / 1000 <= deadline and not self._stop.is_set():
-                    self._stop.wait(delay_ms / 1000)
-                    delay_ms = min(delay_ms * 2, self.policy.retry_delay_max_ms)
+            tolerable = stage in _TOLERABLE_ANY or isinstance(exc, RetriableError)
+            if not tolerable:
+                raise exc
+            self.errors_total += 1
+            timeout = self.policy.retry_timeout_ms
+            now = time.monotonic()
+            if deadline is None:
+                deadline = float("inf") if timeout < 0 else now + timeout / 1000
+            # Step 2
+            if now + delay_ms / 1000 <= deadline and not self._stop.is_set():
+                self._stop.wait(delay_ms / 1000)
+                delay_ms = min(delay_ms * 2, self.policy.retry_delay_max_ms)
+                try:
+                    # Step 1, again
+                    return True, operation()
+                except Exception as again:
+                    exc = again
                     continue
-                # Step 3
-                name = self.plugin_names.get(stage, plugin)
-                ctx = ErrorContext(stage, name, exc, **(context() if context else {}))
-                if self.policy.log_errors:
-                    self._log(ctx)
-                for report in self.reporters:
-                    report(ctx)
-                if not self.policy.tolerate_all:
-                    raise ToleranceExceededError(stage, exc) from exc
-                self.records_skipped += 1
-                return False, None
+            # Step 3
+            name = self.plugin_names.get(stage, plugin)
+            ctx = ErrorContext(stage, name, exc, **(context() if context else {}))
+            if self.policy.log_errors:
+                self._log(ctx)
+            for report in self.reporters:
+                report(ctx)
+            if not self.policy.tolerate_all:
+                raise ToleranceExceededError(stage, exc) from exc
+            self.records_skipped += 1
+            return False, None
 
     def transform(
         self,
@@ -210,20 +228,28 @@ class RetryWithTolerance:
         record: Any,
         context: Callable[[], dict[str, Any]] | None = None,
     ) -> tuple[bool, Any]:
-        """`execute` for the TRANSFORMATION stage: a chain that can run its transforms
-        one at a time (`apply_each`, as TransformChain) runs each under the policy,
-        named by its configured class, as Kafka does; any other callable as one
-        operation named by its class."""
-        apply_each = getattr(chain, "apply_each", None)
-        if apply_each is None:
+        """`execute` for the TRANSFORMATION stage. A TransformChain runs one transform
+        at a time, as Kafka's TransformationChain runs each under its operator: a
+        failure is retried and reported as that transform's, named by its configured
+        class, and only it runs again. Any other callable is one operation named by its
+        class. Success costs no more than a direct call per transform (a hot path)."""
+        if not isinstance(chain, TransformChain):
             return self.execute(
                 Stage.TRANSFORMATION, type(chain).__name__, lambda: chain(record), context
             )
-
-        def run(name: str, operation: Callable[[], Any]) -> tuple[bool, Any]:
-            return self.execute(Stage.TRANSFORMATION, name, operation, context)
-
-        return apply_each(record, run)
+        for name, apply in chain.stages:
+            try:
+                # Step 1
+                record = apply(record)
+            except Exception as exc:
+                ok, record = self._after_failure(
+                    Stage.TRANSFORMATION, name, partial(apply, record), context, exc
+                )
+                if not ok:
+                    return False, None
+            if record is None:
+                return True, None
+        return True, record
 
     def _log(self, ctx: ErrorContext) -> None:
         where = f"topic '{ctx.topic}', partition {ctx.partition}, offset {ctx.offset}"

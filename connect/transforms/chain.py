@@ -15,10 +15,11 @@ is refused before the connector starts, with a ConfigError naming the full key
 with a predicate runs only when the predicate's result differs from `negate`; a
 transform that returns None drops the record and ends the chain.
 
-The runtime applies the chain with `apply_each`, one transform at a time under its
-error handler, as Kafka's TransformationChain does: a failure is retried, logged and
-dead-lettered as the failure of that transform, named by its class as the config gave
-it (`org.apache.kafka.connect.transforms.Cast$Value`), and only it is retried.
+The runtime applies the chain through its error handler one transform at a time
+(`stages`, run by `RetryWithTolerance.transform`), as Kafka's TransformationChain
+does: a failure is retried, logged and dead-lettered as the failure of that transform,
+named by its class as the config gave it (`org.apache.kafka.connect.transforms.Cast$Value`),
+and only it runs again.
 """
 
 from __future__ import annotations
@@ -37,13 +38,12 @@ from connect.api import (
     Transformation,
 )
 
-__all__ = ["Resolver", "StageRunner", "TransformChain", "transform_config_defs"]
+__all__ = ["Resolver", "StageFunction", "TransformChain", "transform_config_defs"]
 
 #: `Plugins().resolve`: (kind, class name, key=config key) → class, or ConfigError.
 Resolver = Callable[..., type]
-#: Runs one transform's work under an error policy: (class name, operation) →
-#: (True, result), or (False, None) when the record is skipped.
-StageRunner = Callable[[str, Callable[[], Any]], tuple[bool, Any]]
+#: One transform with its predicate: the record after it, or None when it dropped it.
+StageFunction = Callable[[ConnectRecord], ConnectRecord | None]
 
 TRANSFORMS = "transforms"
 PREDICATES = "predicates"
@@ -99,7 +99,7 @@ def _instantiate(
 class TransformChain:
     """Transforms applied in order, each optionally guarded by a predicate."""
 
-    __slots__ = ("_predicates", "_stages", "aliases", "classes")
+    __slots__ = ("_predicates", "_stages", "aliases", "classes", "stages")
 
     def __init__(
         self,
@@ -116,6 +116,12 @@ class TransformChain:
             raise ValueError("one class name per stage")
         self._stages = tuple((t, p, n) for _, t, p, n in stages)
         self._predicates = dict(predicates or {})
+        #: (configured class, stage function) per transform, in order: what the error
+        #: handler runs one at a time.
+        self.stages: tuple[tuple[str, StageFunction], ...] = tuple(
+            (name, _stage(t, p, n))
+            for name, (t, p, n) in zip(self.classes, self._stages, strict=True)
+        )
 
     @classmethod
     def from_config(cls, props: Mapping[str, Any], resolver: Resolver) -> TransformChain:
@@ -157,31 +163,6 @@ class TransformChain:
         return record
 
     __call__ = apply
-
-    def apply_each(self, record: ConnectRecord, run: StageRunner) -> tuple[bool, Any]:
-        """(True, the record after every transform, or None when one dropped it), or
-        (False, None) when `run` skipped it: each transform, with its predicate, runs
-        as one operation through `run`, named by its configured class (see the module
-        docstring)."""
-        for name, (transform, predicate, negate) in zip(self.classes, self._stages, strict=True):
-
-            def stage(
-                rec: ConnectRecord = record,
-                transform: Transformation = transform,
-                predicate: Predicate | None = predicate,
-                negate: bool = negate,
-            ) -> ConnectRecord | None:
-                if predicate is not None and predicate.test(rec) == negate:
-                    return rec
-                return transform.apply(rec)
-
-            ok, out = run(name, stage)
-            if not ok:
-                return False, None
-            if out is None:
-                return True, None
-            record = out
-        return True, record
 
     def apply_batch(self, batch: Any) -> Any:
         """A `SourceBatch` after every transform (None: all dropped), or NotImplemented
@@ -237,6 +218,20 @@ def _guard(
             f"given a '{PREDICATES}.{alias}.type'",
         )
     return predicates[alias], negate
+
+
+def _stage(transform: Transformation, predicate: Predicate | None, negate: bool) -> StageFunction:
+    """`transform` guarded by its predicate, as one function (the bound method itself
+    when there is no predicate: nothing added on the hot path)."""
+    if predicate is None:
+        return transform.apply
+
+    def guarded(record: ConnectRecord) -> ConnectRecord | None:
+        if predicate.test(record) == negate:
+            return record
+        return transform.apply(record)
+
+    return guarded
 
 
 def _class_path(plugin: object) -> str:

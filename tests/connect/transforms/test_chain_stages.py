@@ -86,7 +86,7 @@ def test_a_failure_is_reported_as_the_transform_that_failed(
     assert str(ctx.error) == "flaky call 1"
 
 
-def test_apply_each_keeps_predicates_and_drops(sink: Callable[..., SinkRecord]) -> None:
+def test_stages_keep_predicates_and_drops(sink: Callable[..., SinkRecord]) -> None:
     Counting.calls, Flaky.calls, Flaky.failures = 0, 0, 0
     chain = _chain()
     errors = RetryWithTolerance(ErrorPolicy(), connector="c", task=0)
