@@ -21,14 +21,14 @@ something to fix, and a 500 says the server has.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from http import HTTPStatus
 from typing import Any
 
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from connect.api import (
@@ -111,10 +111,19 @@ class AnswerErrors:
     middleware, which answers and then re-raises, so uvicorn logs "Exception in ASGI
     application" with a traceback and drops the keep-alive connection. Installed as
     the innermost user middleware, this catches the error first and ends the request
-    cleanly; the outer handler stays for errors of the middlewares around it."""
+    cleanly; the outer handler stays for errors of the middlewares around it.
 
-    def __init__(self, app: ASGIApp) -> None:
+    `handler` answers the error (default: this module's `handle_error`); the schema
+    registry passes its own, which answers in Confluent's error shape."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        handler: Callable[[Request, Exception], Awaitable[Response]] | None = None,
+    ) -> None:
         self.app = app
+        self._handler = handler or handle_error
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -133,7 +142,7 @@ class AnswerErrors:
         except Exception as exc:
             if started:
                 raise  # half a response is out: only closing the connection is honest
-            response = await handle_error(Request(scope), exc)
+            response = await self._handler(Request(scope), exc)
             await response(scope, receive, send)
 
 

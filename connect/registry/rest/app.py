@@ -4,7 +4,13 @@ A plain Starlette app, not FastAPI: lookups are the hot path, every parameter is
 the way Confluent reads it (in `params`), and FastAPI's extra middleware layers and
 model validation cost a third of a lookup without doing anything here. Errors of any
 kind become Confluent's error body through one handler
-(`errors`); an unknown path is 404 and a known path with another method 405."""
+(`errors`); an unknown path is 404 and a known path with another method 405.
+
+An error no handler takes (a bug, a failing `_schemas` log) is answered inside the
+app by the Connect REST API's `AnswerErrors` middleware with the registry's handler:
+Starlette's own `Exception` handler answers from its outermost layer and re-raises,
+so uvicorn would log "Exception in ASGI application" and drop the keep-alive
+connection of a client that did nothing wrong."""
 
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from connect.registry.rest.errors import BadRequestError, handle_error
 from connect.registry.rest.fast import IdLookups
 from connect.registry.rest.params import KeepEncodedSlash
 from connect.rest.auth import BasicAuth, BasicAuthMiddleware
+from connect.rest.errors import AnswerErrors
 
 __all__ = ["create_app"]
 
@@ -38,6 +45,7 @@ def create_app(registry: SchemaRegistry, *, auth: BasicAuth | None = None) -> AS
     )
     app.router.redirect_slashes = False
     app.state.registry = registry
+    app.add_middleware(AnswerErrors, handler=handle_error)  # added first: the innermost
     app.add_middleware(KeepEncodedSlash)
     # Outermost first: authentication, then the id-lookup fast path (see `fast`).
     served: ASGIApp = IdLookups(app, registry)

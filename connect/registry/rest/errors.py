@@ -5,7 +5,11 @@ and the body `{"error_code": <code>, "message": …}`.
     BadRequestError                          → 400 / 400 (a body that is not JSON, or
                                                not a JSON object: rest-utils' answer)
     starlette HTTPException                  → its status (404 unknown route, 405 method)
-    anything else                            → 500 / 50001, logged (a bug or a failed log)
+    anything else                            → 500 / 50001 (a bug of ours)
+
+A 500 (a bug, or StoreError: the `_schemas` log failed) names only the exception's
+type, never its text, which may hold a server path; the registry log gets the
+message and traceback, once.
 
 Confluent sends 409 as the error code of an incompatible schema (newer servers 40901);
 the classic 409 is what its Python client's tests expect, so it is what we send.
@@ -86,6 +90,20 @@ async def handle_error(request: Request, exc: Exception) -> Response:
         return error_response(
             status, code, message or f"HTTP {status} {phrase}", headers=exc.headers
         )
-    if status >= 500 and not isinstance(exc, core.StoreError):
-        _log.error("%s in registry call to %s", type(exc).__name__, request.url.path, exc_info=exc)
+    if status >= 500:
+        kind = type(exc).__name__
+        _log.error(
+            "%s in registry call %s %s: %s",
+            kind,
+            request.method,
+            request.url.path,
+            exc,
+            exc_info=exc,
+        )
+        what = (
+            "Error in the backend data store"
+            if isinstance(exc, core.StoreError)
+            else ("Internal server error")
+        )
+        return error_response(status, code, f"{what} ({kind}); see the registry log")
     return error_response(status, code, str(exc) or type(exc).__name__)
