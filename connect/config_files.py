@@ -41,7 +41,9 @@ class ConfigFileError(ConfigError):
     """A config file that cannot be read or parsed: `what` it was (worker config,
     connector config), its `path`, the `line` when known, and the `reason`."""
 
-    def __init__(self, what: str, path: str | Path, reason: str, *, line: int | None = None):
+    def __init__(
+        self, what: str, path: str | Path, reason: str, *, line: int | None = None
+    ) -> None:
         super().__init__(what, str(path), reason)
         self.path = str(path)
         self.line = line

@@ -44,3 +44,16 @@ def test_a_missing_connector_file_is_one_line(tmp_path: Path) -> None:
     assert done.stderr == (
         "error: connector config source.properties: cannot be read: No such file or directory\n"
     )
+
+
+def test_connect_log_reads_a_properties_worker_config_and_names_a_bad_one(tmp_path: Path) -> None:
+    (tmp_path / "w.properties").write_text("log.dir = data/log\n")
+    done = _connect(tmp_path, "log", "create", "t", "--worker-config", "w.properties")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "data/log/t").is_dir()
+    (tmp_path / "bad.properties").write_text("log.dir=\\uZZZZ\n")
+    done = _connect(tmp_path, "log", "topics", "--worker-config", "bad.properties")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: worker config bad.properties line 1: malformed \\uxxxx escape: \\uZZZZ\n"
+    )
