@@ -152,6 +152,11 @@ def _float_text(value: float, schema: Schema | None) -> str:
 
 def _java_double(value: float) -> str:
     """Double.toString (JDK 19+)."""
+    if 1e-3 <= abs(value) < 1e7:
+        # Python's repr is the same shortest decimal, written plainly in this range as
+        # Java writes it (`2.5`, `100.0`, `0.001`); the two-digit rule never applies
+        # to a normal double.
+        return repr(value)
     special = _special(value)
     if special is not None:
         return special
