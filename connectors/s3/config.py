@@ -671,6 +671,25 @@ SINK_CONFIG = STORE.merged(LAYOUT).merged(
         group=_R,
     )
     .define(
+        "retry.backoff.ms",
+        ConfigType.LONG,
+        5_000,
+        at_least(0),
+        Importance.LOW,
+        "Accepted from Confluent's configs; not used here: an upload is retried per "
+        "s3.part.retries and s3.retry.backoff.ms.",
+        group=_R,
+    )
+    .define(
+        "schema.cache.size",
+        ConfigType.INT,
+        1000,
+        at_least(0),
+        Importance.LOW,
+        "Accepted from Confluent's configs (the size of its Avro schema cache); not used here.",
+        group=_R,
+    )
+    .define(
         "s3.ssea.name",
         ConfigType.STRING,
         "",
