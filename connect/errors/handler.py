@@ -113,9 +113,11 @@ def kafka_exception_class(error: BaseException) -> str:
 class ToleranceExceededError(ConnectError):
     """An error that `errors.tolerance` does not allow to skip: the task fails."""
 
-    def __init__(self, stage: Stage, cause: BaseException) -> None:
+    def __init__(self, stage: Stage, cause: BaseException, plugin: str | None = None) -> None:
         self.stage = stage
-        super().__init__(f"Tolerance exceeded in error handler (stage {stage}): {cause}")
+        self.plugin = plugin
+        where = f"stage {stage}" if plugin is None else f"stage {stage}, class {plugin}"
+        super().__init__(f"Tolerance exceeded in error handler ({where}): {cause}")
 
 
 @dataclass(slots=True)
@@ -218,7 +220,7 @@ class RetryWithTolerance:
             for report in self.reporters:
                 report(ctx)
             if not self.policy.tolerate_all:
-                raise ToleranceExceededError(stage, exc) from exc
+                raise ToleranceExceededError(stage, exc, name) from exc
             self.records_skipped += 1
             return False, None
 

@@ -152,3 +152,33 @@ def test_an_errant_record_is_named_as_kafkas_reporter_names_it(
 )
 def test_errors_map_to_the_kafka_exception_they_stand_for(error: BaseException, kafka: str) -> None:
     assert kafka_exception_class(error) == kafka
+
+
+def test_a_task_failed_by_a_transform_says_which_in_its_status(
+    start_herder: Callable[..., StandaloneHerder], tmp_path: Path
+) -> None:
+    herder = start_herder(**{"task.isolation": "thread"})
+    herder.log.create_topic("in", 1)
+    herder.log.append("in", 0, [b'{"a":"x"}'])
+    herder.put_connector_config(
+        "sink",
+        {
+            "connector.class": "FileStreamSink",
+            "file": str(tmp_path / "out.txt"),
+            "topics": "in",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+            "transforms": "route,cast",
+            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.route.regex": "in",
+            "transforms.route.replacement": "orders",
+            "transforms.cast.type": CAST,
+            "transforms.cast.spec": "a:int32",
+        },
+        allow_replace=False,
+    )
+    wait_until(
+        lambda: [t.state for t in herder.connector_status("sink").tasks] == ["FAILED"], 30, "FAILED"
+    )
+    trace = herder.connector_status("sink").tasks[0].trace or ""
+    assert f"Tolerance exceeded in error handler (stage TRANSFORMATION, class {CAST})" in trace
