@@ -39,7 +39,15 @@ from connect.herder.api import (
     TaskState,
 )
 from connect.herder.loggers import LoggerLevels
-from connect.herder.secrets import mask_secrets, password_keys, restore_secrets
+from connect.herder.secrets import (
+    config_secrets,
+    install_log_masking,
+    mask_config,
+    mask_text,
+    password_keys,
+    remember_secrets,
+    restore_secrets,
+)
 from connect.herder.validation import (
     config_key_info,
     invalid_config_message,
@@ -176,6 +184,7 @@ class LogHerder:
             connector, topic, task
         )
         self.loggers = LoggerLevels()
+        install_log_masking()  # a task's failure may quote its URL, password and all
         self._ready = False
         self._reconfigure_requests: set[str] = set()
         self._cluster_id: str | None = None
@@ -248,6 +257,20 @@ class LogHerder:
             raise NotFoundError(f"Connector {name} not found")
         return config
 
+    def _secret_keys(self, config: Mapping[str, str]) -> set[str]:
+        """The config's PASSWORD keys (connect.herder.secrets), its secrets remembered
+        so that no log line of this process shows them."""
+        keys = password_keys(self.plugins, config)
+        remember_secrets(config_secrets(config, keys))
+        return keys
+
+    def _masked_trace(self, config: Mapping[str, str], trace: str | None) -> str | None:
+        """A status trace as the REST API shows it: a failure may quote the connector's
+        URL or password (a driver's refusal often does)."""
+        if not trace:
+            return trace
+        return mask_text(trace, config_secrets(config, self._secret_keys(config)))
+
     # ------------------------------------------------------------- worker info
 
     def worker_id(self) -> str:
@@ -276,14 +299,14 @@ class LogHerder:
         tasks = self.configs.snapshot().tasks.get(name, [])
         return ConnectorInfo(
             name,
-            mask_secrets(config, password_keys(self.plugins, config)),
+            mask_config(config, self._secret_keys(config)),
             list(range(len(tasks))),
             self.worker.connector_type(config),
         )
 
     def connector_config(self, name: str) -> dict[str, str]:
         config = self._require(name)
-        return mask_secrets(config, password_keys(self.plugins, config))
+        return mask_config(config, self._secret_keys(config))
 
     def put_connector_config(
         self,
@@ -302,7 +325,8 @@ class LogHerder:
         config["name"] = name
         stored = self.configs.snapshot().connectors.get(name)
         if stored:  # a config read back with its secrets masked keeps them
-            config = restore_secrets(config, stored, password_keys(self.plugins, config))
+            config = restore_secrets(config, stored, self._secret_keys({**stored, **config}))
+        self._secret_keys(config)
         infos = validate_connector_config(self.plugins, config)
         if infos["error_count"]:
             raise BadRequestError(invalid_config_message(infos))
@@ -356,27 +380,30 @@ class LogHerder:
                 worker = self._assigned_worker(name, index)
                 tasks.append(TaskState(index, State.UNASSIGNED.value, worker))
             else:
-                tasks.append(TaskState(index, s.state.value, s.worker_id, s.trace))
+                trace = self._masked_trace(config, s.trace)
+                tasks.append(TaskState(index, s.state.value, s.worker_id, trace))
         if status is None:
             state, worker, trace = State.UNASSIGNED.value, self._assigned_worker(name, None), None
         else:
-            state, worker, trace = status.state.value, status.worker_id, status.trace
+            state, worker = status.state.value, status.worker_id
+            trace = self._masked_trace(config, status.trace)
         return ConnectorStateInfo(
             name, state, worker, self.worker.connector_type(config), trace, tasks
         )
 
     def task_configs(self, name: str) -> list[TaskInfo]:
         config = self._require(name)
-        keys = password_keys(self.plugins, config)
+        keys = self._secret_keys(config)
         tasks = self.configs.snapshot().tasks.get(name, [])
-        return [TaskInfo(name, i, mask_secrets(c, keys)) for i, c in enumerate(tasks)]
+        return [TaskInfo(name, i, mask_config(c, keys)) for i, c in enumerate(tasks)]
 
     def task_status(self, name: str, task: int) -> TaskState:
-        self._require(name)
+        config = self._require(name)
         self.status.refresh()
         for s in self.status.tasks(name):
             if s.task == task:
-                return TaskState(task, s.state.value, s.worker_id, s.trace)
+                trace = self._masked_trace(config, s.trace)
+                return TaskState(task, s.state.value, s.worker_id, trace)
         if 0 <= task < len(self.configs.snapshot().tasks.get(name, [])):
             # Configured, not started yet (see connector_status).
             return TaskState(task, State.UNASSIGNED.value, self._assigned_worker(name, task))

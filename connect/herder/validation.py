@@ -1,9 +1,16 @@
-"""Config validation for the REST `config/validate` endpoint and for create/update:
+"""Config validation for the REST `config/validate` endpoint and for create/update (the
+door: a config that fails here is refused before anything is written or started):
 Kafka's ConfigInfos shape, built from the common connector keys, the connector's own
-ConfigDef, and the transforms' and predicates' keys (prefixed as in the config)."""
+`validate()` (its ConfigDef, and whatever else it checks: the JDBC connectors parse
+`connection.url` and find its driver), the checks that need several keys at once (a
+sink's topics; a dead-letter topic the sink itself consumes), and the transforms' and
+predicates' keys (prefixed as in the config). Values and messages are masked as
+every exit is (connect.herder.secrets): a message quoting a URL never shows its
+password."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +28,13 @@ from connect.api import (
     SinkConnector,
 )
 from connect.herder.api import BadRequestError
+from connect.herder.secrets import (
+    config_secrets,
+    mask_config,
+    mask_text,
+    mask_value,
+    password_keys,
+)
 from connect.plugins import PluginKind, Plugins
 from connect.worker.config import (
     CONNECTOR_PASS_THROUGH,
@@ -32,6 +46,7 @@ from connect.worker.config import (
 
 __all__ = [
     "config_key_info",
+    "config_problems",
     "invalid_config_message",
     "unknown_connector_keys",
     "validate_connector_config",
@@ -63,10 +78,12 @@ def config_key_info(key: ConfigKey) -> dict[str, Any]:
     }
 
 
-def _value_info(value: ConfigValue, key: ConfigKey) -> dict[str, Any]:
+def _value_info(value: ConfigValue, key: ConfigKey, secrets: list[str]) -> dict[str, Any]:
     shown = value.value
     if isinstance(shown, Password) or key.type.value == "PASSWORD":
         shown = None if shown is None else Password.HIDDEN
+    elif isinstance(shown, str):
+        shown = mask_value(shown)
     elif isinstance(shown, list):
         shown = ",".join(str(v) for v in shown)
     elif isinstance(shown, bool):
@@ -77,7 +94,7 @@ def _value_info(value: ConfigValue, key: ConfigKey) -> dict[str, Any]:
         "name": value.name,
         "value": shown,
         "recommended_values": list(value.recommended_values),
-        "errors": list(value.errors),
+        "errors": [mask_text(str(e), secrets) for e in value.errors],
         "visible": value.visible,
     }
 
@@ -176,10 +193,12 @@ def _predicate_keys(
 
 def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> dict[str, Any]:
     """Kafka's ConfigInfos for a candidate connector config."""
+    keys = password_keys(plugins, config)
+    secrets = config_secrets(config, keys)
     class_name = config.get("connector.class")
     if not class_name:
         raise BadRequestError(
-            "Connector config " + str(dict(config)) + " contains no connector type"
+            "Connector config " + str(mask_config(config, keys)) + " contains no connector type"
         )
     try:
         cls = plugins.resolve_connector(config)
@@ -197,18 +216,18 @@ def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> di
                 value.errors.append(problem)
         pairs.append((base_keys[value.name], value))
     if sink:
-        topics = str(config.get("topics", "")).strip()
-        regex = str(config.get("topics.regex", "")).strip()
-        by_name = {v.name: v for _, v in pairs}
-        if topics and regex:
-            for name in ("topics", "topics.regex"):
-                by_name[name].errors.append("topics and topics.regex are mutually exclusive.")
-        elif not topics and not regex:
-            for name in ("topics", "topics.regex"):
-                by_name[name].errors.append("Must configure one of topics or topics.regex")
+        _check_sink_topics(config, {v.name: v for _, v in pairs})
     own = connector.config()
     own_keys = own.keys()
-    for value in connector.validate(config):
+    try:
+        checked = connector.validate(config)
+    except Exception as exc:  # a plugin's bug or an unforeseen refusal: still one answer
+        checked = []
+        by_name = {v.name: v for _, v in pairs}
+        by_name["connector.class"].errors.append(
+            f"{class_name} could not validate this config: {type(exc).__name__}: {exc}"
+        )
+    for value in checked:
         if value.name in own_keys and value.name not in base_keys:
             pairs.append((own_keys[value.name], value))
     for kind, list_key, prefix, group in (
@@ -228,9 +247,52 @@ def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> di
         "error_count": sum(len(v.errors) for _, v in pairs),
         "groups": groups,
         "configs": [
-            {"definition": config_key_info(k), "value": _value_info(v, k)} for k, v in pairs
+            {"definition": config_key_info(k), "value": _value_info(v, k, secrets)}
+            for k, v in pairs
         ],
     }
+
+
+_DLQ = "errors.deadletterqueue.topic.name"
+
+
+def _check_sink_topics(config: Mapping[str, str], by_name: Mapping[str, ConfigValue]) -> None:
+    """A sink's checks across keys: exactly one of topics / topics.regex, and no
+    dead-letter topic that the sink consumes itself. Why the latter at the door: a
+    record dead-lettered there would be read back, fail and be dead-lettered again
+    without end, so the task refuses it at start; found here, it is one 400 instead of
+    a created connector whose task fails on every restart."""
+    topics = [t.strip() for t in str(config.get("topics", "")).split(",") if t.strip()]
+    regex = str(config.get("topics.regex", "")).strip()
+    if topics and regex:
+        for name in ("topics", "topics.regex"):
+            by_name[name].errors.append("topics and topics.regex are mutually exclusive.")
+    elif not topics and not regex:
+        for name in ("topics", "topics.regex"):
+            by_name[name].errors.append("Must configure one of topics or topics.regex")
+    dlq = str(config.get(_DLQ, "") or "").strip()
+    if not dlq:
+        return
+    consumed_by = "topics" if dlq in topics else None
+    if consumed_by is None and regex:
+        try:
+            consumed_by = "topics.regex" if re.fullmatch(regex, dlq) else None
+        except re.error as exc:
+            by_name["topics.regex"].errors.append(
+                str(ConfigError("topics.regex", regex, f"not a regular expression: {exc}"))
+            )
+    if consumed_by:
+        by_name[_DLQ].errors.append(
+            str(
+                ConfigError(
+                    _DLQ,
+                    dlq,
+                    f"the connector consumes that topic ({consumed_by}); a record "
+                    "dead-lettered there would be read, fail and be dead-lettered again "
+                    "without end",
+                )
+            )
+        )
 
 
 def invalid_config_message(infos: Mapping[str, Any]) -> str:
@@ -241,6 +303,18 @@ def invalid_config_message(infos: Mapping[str, Any]) -> str:
         f"error(s):\n" + "\n".join(errors) + "\nYou can also find the above list of errors "
         "at the endpoint `/connector-plugins/{connectorType}/config/validate`"
     )
+
+
+def config_problems(infos: Mapping[str, Any]) -> list[str]:
+    """One line per error of `validate_connector_config`'s answer: `key: message` (the
+    message alone when it names the key already), masked as the answer is."""
+    lines = []
+    for config in infos["configs"]:
+        name = config["value"]["name"]
+        for error in config["value"]["errors"]:
+            text = " ".join(str(error).split())
+            lines.append(text if name in text else f"{name}: {text}")
+    return lines
 
 
 def unknown_connector_keys(infos: Mapping[str, Any], config: Mapping[str, str]) -> list[str]:

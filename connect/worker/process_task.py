@@ -216,7 +216,19 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
         format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
     )
     # Imported here: the parent imports this module without paying for these.
+    from connect.herder.secrets import (
+        config_secrets,
+        install_log_masking,
+        password_keys,
+        remember_secrets,
+    )
     from connect.plugins import Plugins
+
+    # This process logs to the worker's stderr: its lines are masked as the worker's
+    # are, the connector's own secrets included (connect.herder.secrets).
+    install_log_masking()
+    connector_props = spec["connector_props"]
+    remember_secrets(config_secrets(connector_props, password_keys(Plugins(), connector_props)))
     from connect.storage import LogTable, OffsetStore
     from connect.worker.worker import Worker
     from log import FileLog

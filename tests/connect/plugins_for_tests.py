@@ -161,6 +161,54 @@ class SecretSourceTask(SourceTask):
         self._stopped.set()
 
 
+class LeakySource(SourceConnector):
+    """A source whose task fails at start with an error that quotes its connection URL
+    and its password, as a database driver's refusal may (for masking tests)."""
+
+    CONFIG = (
+        ConfigDef()
+        .define("topic", ConfigType.STRING, "leaky")
+        .define("connection.url", ConfigType.STRING, "")
+        .define("connection.password", ConfigType.PASSWORD, None)
+    )
+
+    def config(self) -> ConfigDef:
+        return self.CONFIG
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type:
+        return LeakySourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        return None
+
+
+class LeakySourceTask(SourceTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        raise ConnectionError(
+            f"cannot connect to {props.get('connection.url')} "
+            f"as told (password {props.get('connection.password')})"
+        )
+
+    def poll(self) -> list[SourceRecord] | None:
+        return None
+
+    def stop(self) -> None:
+        return None
+
+
+class UnvalidatableSource(SecretSource):
+    """A source whose own validate() raises (a plugin's bug) instead of answering."""
+
+    def validate(self, props: Mapping[str, Any]) -> list[Any]:
+        raise RuntimeError("validation crashed")
+
+
 class CommitTrackingSource(SourceConnector):
     """Emits `count` records ("a0", "b1", "a2", … to topics `a` and `b`) once; its task
     keeps every `commit_record` call in COMMITTED (tests read it)."""
