@@ -28,7 +28,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     # Imported here, inside main's KeyboardInterrupt guard: a Ctrl-C while the
     # subcommands load is still an exit 130 without a traceback.
-    from connect.cli import log_cmd, ops_cmd, registry_cmd, status_cmd, worker_cmd
+    from connect.cli import config_cmd, log_cmd, ops_cmd, registry_cmd, status_cmd, worker_cmd
 
     parser = Parser(
         prog="connect",
@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     status_cmd.register(commands)
     ops_cmd.register(commands)
     registry_cmd.register(commands)
+    config_cmd.register(commands)
     return parser
 
 

@@ -57,11 +57,31 @@ def _standalone(args: argparse.Namespace) -> int:
     try:
         config = load_worker_config(args.worker_config)
         connectors = [load_connector_config(path) for path in args.connector_configs]
+        if _refused(args.connector_configs, connectors):
+            return 1
         worker = StandaloneWorker(config, connectors)
     except (ConfigError, ConnectError, LogError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return _serve(worker)
+
+
+def _refused(paths: list[str], connectors: list[tuple[str, dict[str, str]]]) -> bool:
+    """Validate each connector file as the worker's door will (`connect config check`
+    does the same), before the log is opened: a file with a config error is one line
+    naming it and every problem, and the worker does not start, instead of a worker
+    that starts and leaves the connector failing."""
+    from connect.cli.config_cmd import connector_problems
+    from connect.plugins import Plugins
+
+    plugins = Plugins()
+    refused = False
+    for path, (_, config) in zip(paths, connectors, strict=True):
+        problems, _ = connector_problems(plugins, config)
+        if problems:
+            print(f"error: connector config {path}: {'; '.join(problems)}", file=sys.stderr)
+            refused = True
+    return refused
 
 
 def _distributed(args: argparse.Namespace) -> int:
@@ -78,11 +98,14 @@ def _distributed(args: argparse.Namespace) -> int:
 
 
 def _logging(args: argparse.Namespace) -> None:
+    from connect.herder.secrets import install_log_masking
+
     logging.basicConfig(
         level=args.log_level.upper(),
         stream=sys.stderr,
         format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
     )
+    install_log_masking()  # before the first line: a config error may quote a URL
 
 
 def _serve(worker: Any) -> int:
