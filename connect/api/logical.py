@@ -29,6 +29,13 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 class Decimal:
     LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
     SCALE_FIELD = "scale"
+    #: The context to rescale or quantize a decimal in: as many digits as the value
+    #: has. Python's default context keeps 28 and rounds past them without a word, but
+    #: Connect's Decimal is an unbounded BigDecimal and databases hold 38 digits
+    #: (NUMERIC(38, s)) or more: every rescale of a value goes through this one.
+    EXACT = _decimal.Context(
+        prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN
+    )
 
     @staticmethod
     def schema(scale: int, *, optional: bool = False, precision: int | None = None) -> Schema:
@@ -49,7 +56,7 @@ class Decimal:
     @staticmethod
     def from_logical(schema: Schema, value: _decimal.Decimal) -> bytes:
         scale = Decimal.scale(schema)
-        unscaled = value.scaleb(scale)
+        unscaled = value.scaleb(scale, Decimal.EXACT)
         if unscaled != unscaled.to_integral_value():
             raise DataError(f"{value} has more than {scale} decimal places")
         n = int(unscaled)
@@ -59,7 +66,7 @@ class Decimal:
     @staticmethod
     def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:
         n = int.from_bytes(value, "big", signed=True)
-        return _decimal.Decimal(n).scaleb(-Decimal.scale(schema))
+        return _decimal.Decimal(n).scaleb(-Decimal.scale(schema), Decimal.EXACT)
 
 
 class Date:

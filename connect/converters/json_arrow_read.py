@@ -260,7 +260,7 @@ def _decimal_column(column: pa.Array, typ: pa.Decimal128Type) -> pa.Array:
             continue
         try:
             n = int.from_bytes(b64(v, validate=True), "big", signed=True)
-            append(decimal.Decimal(n).scaleb(-scale))
+            append(decimal.Decimal(n).scaleb(-scale, Decimal.EXACT))
         except ValueError:
             try:
                 append(decimal.Decimal(v))

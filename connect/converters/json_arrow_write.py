@@ -42,7 +42,6 @@ cannot be null, `}`), neighbouring constants merged first.
 
 from __future__ import annotations
 
-import decimal as _decimal
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -398,28 +397,14 @@ def _quoted_base64(offsets: np.ndarray, data: np.ndarray, base: int) -> pa.Array
 # ------------------------------------------------------------------ decimals
 
 
-def _check_precision(column: pa.Array) -> None:
-    """Refuse decimals with more digits than the decimal context keeps: the record
-    path rounds those (`scaleb` works in the context's precision)."""
-    digits = _decimal.getcontext().prec
-    if column.type.precision <= digits:
-        return
-    limit = _decimal.Decimal(10**digits).scaleb(-column.type.scale)
-    big = pc.greater_equal(pc.abs(column), pa.scalar(limit, column.type))
-    if pc.any(big).as_py():
-        raise _Refuse
-
-
 def _decimal_numeric(column: pa.Array) -> _Pieces:
     """Arrow's decimal text is Python's `str` of the same Decimal (plain, or `1E-10`
     once the exponent is below -6), which is what NUMERIC writes."""
-    _check_precision(column)
     return [pc.cast(column, pa.string())]
 
 
 def _decimal_base64(column: pa.Array) -> _Pieces:
     """Quoted base64 of each unscaled value's shortest big-endian two's complement."""
-    _check_precision(column)
     n = len(column)
     words = np.frombuffer(column.buffers()[1], dtype=np.int64).reshape(-1, 2)
     low, high = words[column.offset : column.offset + n].T

@@ -181,11 +181,11 @@ def _floats(column: list[Any], types: set[type], one: Callable[[Any], Any]) -> l
 
 
 def _decimals(scale: int) -> _Inner:
-    unscale = operator.methodcaller("scaleb", scale)
+    unscale = operator.methodcaller("scaleb", scale, Decimal.EXACT)
 
     def decimals(column: list[Any], types: set[type], one: Callable[[Any], Any]) -> list[Any]:
         if types == {_decimal.Decimal}:
-            scaled = list(map(unscale, column))  # in the context's precision, as per value
+            scaled = list(map(unscale, column))  # exactly, as per value
             try:
                 unscaled = list(map(int, scaled))
             except (ValueError, OverflowError):  # NaN, infinities

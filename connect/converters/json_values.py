@@ -607,9 +607,9 @@ def _decimal_decoder(schema: Schema, where: str) -> Decoder:
         if type(value) is str:
             return Decimal.to_logical(schema, _b64decode(value, where))
         if type(value) is int:
-            return _decimal.Decimal(value).quantize(quantum)
+            return _decimal.Decimal(value).quantize(quantum, context=Decimal.EXACT)
         if isinstance(value, _decimal.Decimal):  # exact parse of a NUMERIC decimal
-            rescaled = value.quantize(quantum)
+            rescaled = value.quantize(quantum, context=Decimal.EXACT)
             return rescaled if rescaled == value else value
         if type(value) is float:
             raise NeedsExactDecimal

@@ -219,7 +219,8 @@ def _decimal_converter(scale: int) -> Callable[[Any], Any]:
         if not isinstance(value, decimal.Decimal):
             value = decimal.Decimal(str(value))
         if value.as_tuple().exponent != -scale:  # type: ignore[comparison-overlap]
-            value = value.quantize(quantum)  # exact: more digits than the scale never come
+            # exact: more digits than the scale never come
+            value = value.quantize(quantum, context=Decimal.EXACT)
         return value
 
     return convert
@@ -379,7 +380,7 @@ def from_variable_scale_decimal(value: Any) -> decimal.Decimal:
     """The Decimal of a VariableScaleDecimal struct (or a {scale, value} mapping)."""
     scale = value["scale"]
     unscaled = int.from_bytes(value["value"], "big", signed=True)
-    return decimal.Decimal(unscaled).scaleb(-scale)
+    return decimal.Decimal(unscaled).scaleb(-scale, Decimal.EXACT)
 
 
 def from_debezium_date(days: int) -> dt.date:

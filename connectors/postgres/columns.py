@@ -435,7 +435,7 @@ def _decimal(scale: int) -> Callable[[str], Any]:
                 raise DataError(
                     f"numeric {text} has no Decimal value; set decimal.handling.mode=string"
                 )
-            value = value.quantize(quantum)
+            value = value.quantize(quantum, context=Decimal.EXACT)
         return value
 
     point = operator.itemgetter(-scale - 1)
