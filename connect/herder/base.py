@@ -271,6 +271,14 @@ class LogHerder:
             return trace
         return mask_text(trace, config_secrets(config, self._secret_keys(config)))
 
+    def masked_trace(self, name: str, trace: str | None) -> str | None:
+        """`trace`, of connector `name` or one of its tasks, as every exit shows it (for
+        views that read the status store themselves, as the console's do)."""
+        config = self.configs.snapshot().connectors.get(name)
+        if config is None:
+            return None if trace is None else mask_text(trace)
+        return self._masked_trace(config, trace)
+
     # ------------------------------------------------------------- worker info
 
     def worker_id(self) -> str:

@@ -66,9 +66,12 @@ def _traces(herder: Any, name: str) -> tuple[str | None, dict[int, str | None]]:
     status = getattr(herder, "status", None)
     if status is None:
         return None, {}
+    # Masked as every exit masks a trace (connect.herder.secrets): a failure may quote
+    # the connector's URL with its password.
+    masked = getattr(herder, "masked_trace", lambda _name, trace: trace)
     own = status.connector(name)
-    tasks = {s.task or 0: s.trace for s in status.tasks(name) if s.trace}
-    return (own.trace if own is not None else None), tasks
+    tasks = {s.task or 0: masked(name, s.trace) for s in status.tasks(name) if s.trace}
+    return (masked(name, own.trace) if own is not None else None), tasks
 
 
 def _connector_json(herder: Any, view: ConnectorView, rate: Rate) -> dict[str, Any]:

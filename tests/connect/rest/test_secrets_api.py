@@ -91,6 +91,7 @@ def _answers(client: httpx.Client, name: str) -> list[str]:
         f"/connectors/{name}/tasks-config",
         f"/connectors/{name}/tasks/0/status",
         "/connectors?expand=info&expand=status",
+        "/ops/connectors",  # the console's list, traces included
     ]
     out = []
     for path in paths:
@@ -129,6 +130,9 @@ def test_no_answer_trace_log_or_cli_line_shows_a_password(
     # The trace says what failed, with the URL, masked.
     assert "cannot connect to" in trace and "[hidden]" in trace, trace
     seen += _answers(client, "db")
+    ops = client.get("/ops/connectors").json()
+    (listed,) = [c for c in ops["connectors"] if c["name"] == "db"]
+    assert "cannot connect to" in listed["tasks"][0]["trace"]
 
     # PUT .../config answers with the config too (masked); so does a rejected one.
     config = client.get("/connectors/db/config").json()
