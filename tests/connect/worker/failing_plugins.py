@@ -1,19 +1,24 @@
-"""A source and a transform for the failed-task commit tests, named by dotted path
-(also in task processes). The source counts up in polls of `batch` records and, while
-`fail.file` exists, raises once `fail.at` records are out; the transform raises on
-one record while its `fail.file` exists."""
+"""A source, a transform and a sink for the failed-task commit tests, named by dotted
+path (also in task processes). The source counts up in polls of `batch` records and,
+while `fail.file` exists, raises once `fail.at` records are out; the transform raises
+on one record while its `fail.file` exists; the sink's put() raises (not retriable)
+on a record at or past `fail.from` while its `fail.file` exists, and traces what it
+accepts as `tests.connect.worker.retry_plugins.Trace` reads it."""
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from connect.api import (
     STRING_SCHEMA,
     ConfigDef,
     ConfigType,
     Importance,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
     SourceConnector,
     SourceRecord,
     SourceTask,
@@ -99,3 +104,55 @@ class FailOnValue(Transformation[SourceRecord]):
         if record.value == self.value and os.path.exists(self.fail_file):
             raise RuntimeError(f"failing on {self.value} while {self.fail_file} exists")
         return record
+
+
+SINK_CONFIG = (
+    ConfigDef()
+    .define("trace.file", ConfigType.STRING, None, None, Importance.HIGH, "Where puts go.")
+    .define("fail.file", ConfigType.STRING, "", None, Importance.HIGH, "See fail.from.")
+    .define(
+        "fail.from",
+        ConfigType.INT,
+        0,
+        None,
+        Importance.HIGH,
+        "put() raises on a record at or past this offset while the fail file exists.",
+    )
+)
+
+
+class FailingPutSink(SinkConnector):
+    def config(self) -> ConfigDef:
+        return SINK_CONFIG
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type:
+        return FailingPutSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        return None
+
+
+class FailingPutSinkTask(SinkTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        parsed = SINK_CONFIG.parse(props)
+        self.trace, self.fail_file = parsed["trace.file"], parsed["fail.file"]
+        self.fail_from = parsed["fail.from"]
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        if os.path.exists(self.fail_file) and any(
+            r.kafka_offset >= self.fail_from for r in records
+        ):
+            raise RuntimeError(f"refusing offsets from {self.fail_from}")
+        with open(self.trace, "a") as f:
+            f.write(
+                "".join(f"put {r.topic} {r.kafka_partition} {r.kafka_offset} r\n" for r in records)
+            )
+
+    def stop(self) -> None:
+        return None
