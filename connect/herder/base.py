@@ -185,6 +185,9 @@ class LogHerder:
         )
         self.loggers = LoggerLevels()
         install_log_masking()  # a task's failure may quote its URL, password and all
+        # Every config read from the log (replayed at start, or written by another
+        # worker) has its secrets remembered before its connector can run and log.
+        self.configs.add_listener(self._remember_secrets_of)
         self._ready = False
         self._reconfigure_requests: set[str] = set()
         self._cluster_id: str | None = None
@@ -263,6 +266,12 @@ class LogHerder:
         keys = password_keys(self.plugins, config)
         remember_secrets(config_secrets(config, keys))
         return keys
+
+    def _remember_secrets_of(self, name: str) -> None:
+        # Called while the store applies a record: read its state, never refresh it.
+        config = self.configs.connector_config(name)
+        if config is not None:
+            self._secret_keys(config)
 
     def _masked_trace(self, config: Mapping[str, str], trace: str | None) -> str | None:
         """A status trace as the REST API shows it: a failure may quote the connector's

@@ -21,7 +21,7 @@ from tests.integration.conftest import WorkerProcess
 from tests.pg import PostgresServer
 from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 PASSWORD = "Db-pw-4t7q-secret"
 LEAKY = "tests.connect.plugins_for_tests.LeakySource"
@@ -99,6 +99,7 @@ def _cli(worker: WorkerProcess, *args: str) -> str:
     return done.stdout + done.stderr
 
 
+@pytest.mark.postgres
 def test_the_password_is_never_shown_and_a_masked_config_put_back_still_connects(
     start_worker: Callable[..., WorkerProcess],
     postgres_server: PostgresServer,
@@ -164,3 +165,35 @@ def test_the_password_is_never_shown_and_a_masked_config_put_back_still_connects
     seen.append(stderr)
     leaked = [text for text in map(str, seen) if PASSWORD in text]
     assert not leaked, leaked[0]
+
+
+def test_a_restarted_worker_masks_the_secrets_of_the_configs_it_replays(
+    start_worker: Callable[..., WorkerProcess],
+) -> None:
+    """The task runs in the worker's process (thread isolation) and its error quotes the
+    bare password: only a worker that knows the connector's secrets can mask it, and
+    after a restart it knows them from the config topic, before the task runs."""
+    leaky = {
+        "connector.class": LEAKY,
+        "connection.url": "jdbc:postgresql://db/shop",
+        "connection.password": PASSWORD,
+    }
+    config = {"task.isolation": "thread"}
+    first = start_worker(config=config)
+    code, body = first.request("POST", "/connectors", {"name": "leaky", "config": leaky})
+    assert code == 201, body
+    wait_until(
+        lambda: (s := first.status("leaky")) and s["tasks"] and s["tasks"][0]["state"] == "FAILED",
+        30,
+        "leaky failed",
+    )
+    assert first.stop() == 0
+    second = start_worker(config=config)
+    # The replayed connector's task fails again, in this process, and is logged.
+    wait_until(lambda: "cannot connect to" in second.stderr, 30, "the failure logged again")
+    status = second.status("leaky")
+    assert status["tasks"][0]["state"] == "FAILED" and "[hidden]" in status["tasks"][0]["trace"]
+    assert second.stop() == 0
+    for worker in (first, second):
+        assert "cannot connect to" in worker.stderr
+        assert PASSWORD not in worker.stderr, worker.stderr
