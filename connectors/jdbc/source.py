@@ -446,8 +446,24 @@ class JdbcSourceConnector(SourceConnector):
         self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._monitor: threading.Thread | None = None
-        check_connection(self._engine)
         self._tables: list[TableId] = []
+        try:
+            self._check_tables(cfg)
+        except BaseException:
+            # a connector whose start failed is not stopped: close its pool's connections
+            self._engine.dispose()
+            raise
+        if cfg["query"]:
+            return  # one query, no tables to watch
+        self._monitor = threading.Thread(
+            target=self._watch, name="jdbc-source-table-monitor", daemon=True
+        )
+        self._monitor.start()
+
+    def _check_tables(self, cfg: Mapping[str, Any]) -> None:
+        """Connect, list the tables and refuse a whitelist naming one that is missing
+        or that may not be read."""
+        check_connection(self._engine)
         if cfg["query"]:
             return
         self._tables = self._list()
@@ -465,10 +481,6 @@ class JdbcSourceConnector(SourceConnector):
                     f"{self._dialect.database or ''} (or not of table.types)",
                 )
             self._check_readable(key, self._tables)
-        self._monitor = threading.Thread(
-            target=self._watch, name="jdbc-source-table-monitor", daemon=True
-        )
-        self._monitor.start()
 
     def _list(self) -> list[TableId]:
         return list_tables(self._engine, self._dialect, self._cfg)

@@ -22,8 +22,8 @@ that does; JdbcSource, JdbcSink and PostgresCdcSource all come through it.
    not know may change what is read or written.
 4. `connection.user` / `connection.password` win over the URL's own.
 5. The driver (`resolve_driver`): a URL that names none gets the first installed driver
-   of its database (SQLAlchemy's default first), and a named driver that is not
-   installed is refused with the package to install.
+   of its database (`_DRIVERS`), and a named driver that is not installed is refused
+   with the package to install.
 
 Steps 1-4 are pure (`translate`), so they are tested against a table of URLs from the
 drivers' documentation without a database. Every error is a `ConfigError` naming `key`,
@@ -762,11 +762,14 @@ def translate(
     return DatabaseUrl(url, args, tuple(ignored)).with_credentials(user, password)
 
 
-#: backend -> its drivers, SQLAlchemy's default first: (driver, module, pip package)
+#: backend -> its drivers, the one a URL naming none gets first: (driver, module, pip
+#: package). SQLAlchemy's default comes first, except on PostgreSQL: psycopg2 before
+#: psycopg 3, because JdbcSink's COPY path and the CDC source's replication are built
+#: on psycopg2 (postgresql+psycopg:// still chooses psycopg 3).
 _DRIVERS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "postgresql": (
-        ("psycopg", "psycopg", "psycopg[binary]"),
         ("psycopg2", "psycopg2", "psycopg2-binary"),
+        ("psycopg", "psycopg", "psycopg[binary]"),
         ("pg8000", "pg8000", "pg8000"),
         ("asyncpg", "asyncpg", "asyncpg"),
     ),

@@ -267,7 +267,6 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
 ]
 
 
-
 @pytest.mark.parametrize(("page", "jdbc", "expected", "args"), CASES, ids=[c[1] for c in CASES])
 def test_a_documented_jdbc_url_means_the_same_here(page, jdbc, expected, args):
     db = translate(jdbc)
@@ -404,7 +403,10 @@ def test_libpq_params_of_any_postgresql_url():
 def test_a_url_without_a_driver_gets_one_that_is_installed():
     assert resolve_driver(translate("mysql://u@h/db")).url.drivername == "mysql+pymysql"
     assert resolve_driver(translate("mariadb://u@h/db")).url.drivername == "mariadb+pymysql"
-    assert resolve_driver(translate("postgresql://u@h/db")).url.drivername == "postgresql+psycopg"
+    # psycopg2, whose COPY the sink's fast path uses; postgresql+psycopg:// is psycopg 3
+    assert resolve_driver(translate("postgresql://u@h/db")).url.drivername == "postgresql+psycopg2"
+    named = resolve_driver(translate("postgresql+psycopg://u@h/db"))
+    assert named.url.drivername == "postgresql+psycopg"
     assert resolve_driver(translate("sqlite:///x.db")).url.drivername == "sqlite"
 
 

@@ -1,8 +1,8 @@
 """Every form of `connection.url` users bring reaches its real database through JdbcSource
 and JdbcSink on a real StandaloneHerder over a FileLog: rows of a table go to a topic
-and from it into a table the sink creates. PostgreSQL through psycopg 3 (`postgresql://`,
-`postgresql+psycopg://`), psycopg2 and `jdbc:postgresql:` (its currentSchema the schema
-the sink creates its table in); MariaDB through `mysql://` with no driver named,
+and from it into a table the sink creates. PostgreSQL through `postgresql://` (no driver
+named: psycopg2), psycopg 3 (`postgresql+psycopg://`), psycopg2 and `jdbc:postgresql:`
+(its currentSchema the schema the sink creates its table in); MariaDB through `mysql://` with no driver named,
 `mysql+pymysql://`, `jdbc:mysql:` and `jdbc:mariadb:`; SQLite through `jdbc:sqlite:`
 with a relative and an absolute path. Credentials come in the URL, as
 `connection.user`/`connection.password`, and as a `${file:…}` placeholder."""

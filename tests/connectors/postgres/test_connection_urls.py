@@ -1,5 +1,5 @@
-"""PostgresCdcSource's `connection.url` in every form users bring: psycopg 3's
-(`postgresql://`, `postgresql+psycopg://`), psycopg2's and pgJDBC's (`jdbc:postgresql:`
+"""PostgresCdcSource's `connection.url` in every form users bring: `postgresql://`,
+psycopg 3's (`postgresql+psycopg://`), psycopg2's and pgJDBC's (`jdbc:postgresql:`
 with user, password and currentSchema as parameters). The walsender is always reached
 through psycopg2's replication connection, whatever driver the URL names: each form
 snapshots a table and streams an insert, as a role that needs its password."""
