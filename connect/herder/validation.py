@@ -230,6 +230,7 @@ def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> di
     for value in checked:
         if value.name in own_keys and value.name not in base_keys:
             pairs.append((own_keys[value.name], value))
+    pairs.extend(_converter_pairs(plugins, config, {v.name: v for _, v in pairs}))
     for kind, list_key, prefix, group in (
         (PluginKind.TRANSFORM, "transforms", "transforms", "Transforms"),
         (PluginKind.PREDICATE, "predicates", "predicates", "Predicates"),
@@ -251,6 +252,43 @@ def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> di
             for k, v in pairs
         ],
     }
+
+
+_CONVERTERS = (
+    (PluginKind.CONVERTER, "key.converter"),
+    (PluginKind.CONVERTER, "value.converter"),
+    (PluginKind.HEADER_CONVERTER, "header.converter"),
+)
+
+
+def _converter_pairs(
+    plugins: Plugins, config: Mapping[str, str], by_name: Mapping[str, ConfigValue]
+) -> list[tuple[ConfigKey, ConfigValue]]:
+    """The converters the config names itself: the class must exist, and its settings
+    (`value.converter.schemas.enable`, …) must be what its ConfigDef accepts, as the
+    task will configure it (connect.worker.worker); a converter the config does not
+    name is the worker's, checked with the worker's config. Why here: either mistake
+    otherwise fails every task at start, after the connector was created."""
+    pairs: list[tuple[ConfigKey, ConfigValue]] = []
+    for kind, key in _CONVERTERS:
+        class_name = str(config.get(key) or "").strip()
+        if not class_name:
+            continue
+        try:
+            cls = plugins.resolve(kind, class_name, key=key)
+        except ConfigError as exc:
+            by_name[key].errors.append(str(exc))
+            continue
+        try:
+            definition = _prefixed(cls().config(), f"{key}.")
+        except Exception as exc:  # a converter that cannot even be built: say so once
+            by_name[key].errors.append(f"{class_name} could not be loaded: {exc}")
+            continue
+        keys = definition.keys()
+        for value in definition.validate(config):
+            if value.name in config or value.errors:
+                pairs.append((keys[value.name], value))
+    return pairs
 
 
 _DLQ = "errors.deadletterqueue.topic.name"

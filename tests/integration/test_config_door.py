@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.integration.conftest import WorkerProcess
+from tests.integration.conftest import JSON, WorkerProcess
 
 pytestmark = pytest.mark.integration
 
@@ -88,6 +88,26 @@ def test_the_rest_api_refuses_a_config_error_once_and_creates_nothing(
     assert code == 400, body
     assert "connection.url" in body["message"] and "frob" in body["message"]
     assert PASSWORD not in json.dumps(body)
+
+    # The converters a config names: the class, and its settings as the task reads them.
+    for extra, message in (
+        (
+            {"key.converter": "NoSuchConverter"},
+            "Invalid value NoSuchConverter for configuration key.converter: Class "
+            "NoSuchConverter could not be found.",
+        ),
+        (
+            {"value.converter": JSON, "value.converter.schemas.enable": "maybe"},
+            "Invalid value maybe for configuration value.converter.schemas.enable: "
+            "Expected value to be either true or false",
+        ),
+    ):
+        code, body = worker.request(
+            "POST", "/connectors", {"name": "c", "config": _sink(tmp_path, **extra)}
+        )
+        assert code == 400, body
+        assert "contains the following 1 error(s)" in body["message"]
+        assert message in body["message"]
 
     assert worker.request("GET", "/connectors")[1] == []
     # A dead-letter topic the sink does not read is fine.
