@@ -49,6 +49,7 @@ __all__ = [
     "URL_CONFIG",
     "DatabaseUrl",
     "database_url",
+    "has_placeholder",
     "libpq_params",
     "mask_url",
     "resolve_driver",
@@ -847,13 +848,16 @@ def database_url(
 _PLACEHOLDER = re.compile(r"\$\{[^}]+\}")
 
 
+def has_placeholder(value: str) -> bool:
+    """Whether `value` holds a config-provider placeholder (`${file:…}`): its text is
+    not the URL until the worker resolves it, when the connector or task starts."""
+    return _PLACEHOLDER.search(value) is not None
+
+
 def validate_url(name: str, value: Any) -> None:
     """A ConfigDef validator for a `connection.url` key: translates it and finds its
     driver, so a bad URL is refused when the config is, naming the key. A URL holding a
-    config-provider placeholder (`${file:…}`) is checked when the worker has resolved
-    it, at task start: its text here is not the URL."""
-    if value is None:
-        return
-    if _PLACEHOLDER.search(str(value)):
+    placeholder is checked when the worker has resolved it, at task start."""
+    if value is None or has_placeholder(str(value)):
         return
     database_url(str(value), key=name)

@@ -28,7 +28,7 @@ from connect.api import (
     non_empty_string,
     one_of,
 )
-from connectors.jdbc.urls import libpq_params, mask_url, translate
+from connectors.jdbc.urls import DatabaseUrl, has_placeholder, libpq_params, mask_url, translate
 from connectors.postgres.columns import (
     DECIMAL_HANDLING_MODES,
     INTERVAL_HANDLING_MODES,
@@ -82,6 +82,24 @@ def _topic_prefix(name: str, value: Any) -> None:
         raise ConfigError(name, value, "topic names allow only letters, digits, '.', '_', '-'")
 
 
+def _postgres_url(url: str, key: str = "connection.url") -> DatabaseUrl:
+    """`url` translated (`connectors.jdbc.urls`); ConfigError unless it is PostgreSQL's."""
+    db = translate(url, key=key)
+    if db.backend != "postgresql":
+        raise ConfigError(
+            key,
+            mask_url(url),
+            "not a PostgreSQL URL (jdbc:postgresql://…, postgresql://… or postgresql+psycopg2://…)",
+        )
+    return db
+
+
+def _connection_url(name: str, value: Any) -> None:
+    # a ${provider:…} placeholder is resolved, and the URL checked, when the task starts
+    if value is not None and not has_placeholder(str(value)):
+        _postgres_url(str(value), name)
+
+
 CONFIG = (
     ConfigDef()
     .define(
@@ -115,7 +133,7 @@ CONFIG = (
         "connection.url",
         ConfigType.STRING,
         None,
-        None,
+        _connection_url,
         Importance.HIGH,
         "A database URL instead of the database.* keys: a JDBC URL "
         "(jdbc:postgresql://host:5432/db?user=u&password=p) or a SQLAlchemy URL "
@@ -306,15 +324,7 @@ def connection_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
     params: dict[str, Any] = {}
     url = cfg.get("connection.url")
     if url:
-        db = translate(url, key="connection.url")
-        if db.backend != "postgresql":
-            raise ConfigError(
-                "connection.url",
-                mask_url(url),
-                "not a PostgreSQL URL (jdbc:postgresql://…, postgresql://… or "
-                "postgresql+psycopg2://…)",
-            )
-        params.update(libpq_params(db))
+        params.update(libpq_params(_postgres_url(url)))
     password = cfg.get("database.password")
     overrides = {
         "host": cfg.get("database.hostname"),

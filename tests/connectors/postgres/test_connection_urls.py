@@ -95,3 +95,18 @@ def test_a_url_it_cannot_use_is_refused_at_parse_naming_the_key(url, reason):
     assert info.value.name == "connection.url"
     assert reason in str(info.value)
     assert "s3cret" not in str(info.value)
+
+
+def test_the_url_is_checked_when_the_config_is_validated():
+    """The REST validate endpoint reports a URL it cannot use on connection.url (one
+    line, the password masked); a ${file:…} placeholder waits for the task's start."""
+    from connectors.postgres.config import CONFIG
+
+    def errors(url: str) -> list[str]:
+        results = CONFIG.validate({"topic.prefix": "srv", "connection.url": url})
+        return next(r for r in results if r.name == "connection.url").errors
+
+    (problem,) = errors("jdbc:mysql://h/db?password=s3cret")
+    assert "not a PostgreSQL URL" in problem and "s3cret" not in problem
+    assert errors("jdbc:postgresql://h/db?currentSchema=s") == []
+    assert errors("${file:/run/secrets/db.properties:url}") == []
