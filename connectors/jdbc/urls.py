@@ -38,7 +38,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_plus
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
@@ -121,14 +121,15 @@ class _Refused(Exception):
 # --------------------------------------------------------------------------- parsing
 
 
-def _query(text: str, sep: str = "&") -> list[tuple[str, str]]:
-    """`k=v` pairs split on `sep`, percent-decoded; a bare `k` has the value ''."""
+def _query(text: str) -> list[tuple[str, str]]:
+    """`k=v&…` pairs decoded as pgJDBC and Connector/J decode them (Java's URLDecoder:
+    %XX escapes, and `+` is a space); a bare `k` has the value ''."""
     pairs = []
-    for part in text.split(sep):
+    for part in text.split("&"):
         if not part.strip():
             continue
         name, _, value = part.partition("=")
-        pairs.append((unquote(name.strip()), unquote(value.strip())))
+        pairs.append((unquote_plus(name.strip()), unquote_plus(value.strip())))
     return pairs
 
 
@@ -466,7 +467,8 @@ def _mysql(rest: str, backend: str) -> tuple[URL, dict[str, Any], list[str]]:
             args["ssl_ca"] = value
         elif lowered == "connecttimeout":
             ms = _int(name, value)
-            args["connect_timeout"] = math.ceil(ms / 1000) if ms else None
+            # 0 waits for ever in Java; PyMySQL's longest wait is a year
+            args["connect_timeout"] = min(math.ceil(ms / 1000), 31_536_000) if ms else 31_536_000
         elif lowered == "sockettimeout":
             ms = _int(name, value)
             seconds = math.ceil(ms / 1000) if ms else None

@@ -274,6 +274,15 @@ def test_a_documented_jdbc_url_means_the_same_here(page, jdbc, expected, args):
     assert dict(db.connect_args) == args, f"{jdbc} (from {page})"
 
 
+def test_parameter_values_are_decoded_as_javas_url_decoder_does():
+    """%XX escapes and + for a space, in pgJDBC's and Connector/J's parameters."""
+    db = translate("jdbc:postgresql://h/db?user=u&password=p%26w+x%2B")
+    assert db.url.password == "p&w x+"
+    db = translate("jdbc:mysql://h/db?password=a%3Db+c&connectTimeout=0")
+    assert db.url.password == "a=b c"
+    assert db.connect_args == {"connect_timeout": 31_536_000}  # 0: no limit, as in Java
+
+
 def test_java_tuning_parameters_are_reported_not_silently_dropped():
     db = translate("jdbc:postgresql://h/db?reWriteBatchedInserts=true&prepareThreshold=0")
     assert db.ignored == ("reWriteBatchedInserts", "prepareThreshold")
