@@ -40,10 +40,12 @@ from connect.herder.api import (
 )
 from connect.herder.loggers import LoggerLevels
 from connect.herder.secrets import (
+    HIDDEN,
     config_secrets,
     install_log_masking,
     mask_config,
     mask_text,
+    masks_left,
     password_keys,
     remember_secrets,
     restore_secrets,
@@ -343,10 +345,15 @@ class LogHerder:
         stored = self.configs.snapshot().connectors.get(name)
         if stored:  # a config read back with its secrets masked keeps them
             config = restore_secrets(config, stored, self._secret_keys({**stored, **config}))
-        self._secret_keys(config)
+        keys = self._secret_keys(config)
         infos = validate_connector_config(self.plugins, config)
-        if infos["error_count"]:
-            raise BadRequestError(invalid_config_message(infos))
+        unrestored = [
+            f"{key}: the value holds {HIDDEN}, the mask shown in place of a secret, and "
+            f"connector {name} has no stored secret there to keep; send the secret itself"
+            for key in masks_left(config, keys)
+        ]
+        if infos["error_count"] or unrestored:
+            raise BadRequestError(invalid_config_message(infos, unrestored))
         for line in unknown_connector_keys(infos, config):
             _log.warning("%s", line)
         with self._lock:

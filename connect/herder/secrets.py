@@ -60,6 +60,7 @@ __all__ = [
     "mask_secrets",
     "mask_text",
     "mask_value",
+    "masks_left",
     "password_keys",
     "remember_secrets",
     "restore_secrets",
@@ -260,6 +261,25 @@ def restore_secrets(
                 v = _restore_value(v, stored[k])
         out[k] = v
     return out
+
+
+def masks_left(config: Mapping[str, str], keys: set[str]) -> list[str]:
+    """Keys of `config` whose value still holds `[hidden]` where a secret goes, after
+    `restore_secrets` had no stored secret to put there: a config copied from another
+    connector's answer, or a new one. Stored as it is, the mask would become the
+    password, and the connector would fail to log in on every start."""
+    left = []
+    for key, value in config.items():
+        if not isinstance(value, str) or HIDDEN not in value:
+            continue
+        if key in keys or _named_secret(key):
+            if value == HIDDEN:
+                left.append(key)
+            continue
+        probe = value.replace(HIDDEN, "\x00")
+        if any("\x00" in probe[s:e] for s, e in secret_spans(probe)):
+            left.append(key)
+    return left
 
 
 # ------------------------------------------------------------------------- logs

@@ -11,7 +11,7 @@ password."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connect.api import (
@@ -333,9 +333,11 @@ def _check_sink_topics(config: Mapping[str, str], by_name: Mapping[str, ConfigVa
         )
 
 
-def invalid_config_message(infos: Mapping[str, Any]) -> str:
-    """Kafka's 400 message when a create or update fails validation."""
+def invalid_config_message(infos: Mapping[str, Any], extra: Sequence[str] = ()) -> str:
+    """Kafka's 400 message when a create or update fails validation (`extra`: more
+    `key: message` lines found beside `infos`)."""
     errors = [f"{c['value']['name']}: {e}" for c in infos["configs"] for e in c["value"]["errors"]]
+    errors += extra
     return (
         f"Connector configuration is invalid and contains the following {len(errors)} "
         f"error(s):\n" + "\n".join(errors) + "\nYou can also find the above list of errors "

@@ -197,3 +197,25 @@ def test_a_plugin_whose_validate_raises_is_refused_at_the_door(client: httpx.Cli
     message = assert_error(refused, 400, "connector.class", "RuntimeError: validation crashed")
     assert PASSWORD not in message
     assert client.get("/connectors").json() == []
+
+
+def test_a_masked_config_copied_to_a_new_connector_is_refused(client: httpx.Client) -> None:
+    """The masks would become its passwords, and it would fail to log in on every
+    start: refused at the door, naming each key (validate, which takes a config read
+    back as it is, does not count them as errors)."""
+    url, _ = URLS["query"]
+    assert client.post("/connectors", json={"name": "db", "config": _leaky(url)}).status_code == 201
+    masked = client.get("/connectors/db/config").json()
+    del masked["name"]
+    refused = client.post("/connectors", json={"name": "copy", "config": masked})
+    message = assert_error(refused, 400, "contains the following 2 error(s)")
+    for key in ("connection.password", "connection.url"):
+        assert (
+            f"{key}: the value holds [hidden], the mask shown in place of a secret, and "
+            "connector copy has no stored secret there to keep; send the secret itself"
+        ) in message
+    assert client.get("/connectors").json() == ["db"]
+    checked = client.put(
+        "/connector-plugins/LeakySource/config/validate", json=masked | {"name": "x"}
+    )
+    assert checked.status_code == 200 and checked.json()["error_count"] == 0
