@@ -2,10 +2,11 @@
 and JdbcSink on a real StandaloneHerder over a FileLog: rows of a table go to a topic
 and from it into a table the sink creates. PostgreSQL through `postgresql://` (no driver
 named: psycopg2), psycopg 3 (`postgresql+psycopg://`), psycopg2 and `jdbc:postgresql:`
-(its currentSchema the schema the sink creates its table in); MariaDB through `mysql://` with no driver named,
-`mysql+pymysql://`, `jdbc:mysql:` and `jdbc:mariadb:`; SQLite through `jdbc:sqlite:`
-with a relative and an absolute path. Credentials come in the URL, as
-`connection.user`/`connection.password`, and as a `${file:…}` placeholder."""
+(its currentSchema the schema the sink creates its table in); MariaDB through
+`mysql://` with no driver named, `mysql+pymysql://`, `jdbc:mysql:` and `jdbc:mariadb:`;
+SQLite through `jdbc:sqlite:` with a relative and an absolute path. Credentials come in
+the URL, as `connection.user`/`connection.password`, and as a `${file:…}` placeholder.
+A URL's demand for TLS is kept: the servers here speak none, so it is refused."""
 
 from __future__ import annotations
 
@@ -274,3 +275,35 @@ def test_a_jdbc_sqlite_url_with_an_absolute_path(start_herder, tmp_path):
         wait_for_rows(herder, counter(engine, "copied"))
     finally:
         engine.dispose()
+
+
+# --------------------------------------------------------------------- TLS demands
+
+
+@pytest.mark.parametrize(
+    ("database", "demand"),
+    [
+        pytest.param("postgres", "ssl=true", marks=pytest.mark.postgres),
+        pytest.param("postgres", "sslmode=require", marks=pytest.mark.postgres),
+        pytest.param("mysql", "sslMode=REQUIRED", marks=pytest.mark.mysql),
+        pytest.param("mysql", "useSSL=true&requireSSL=true", marks=pytest.mark.mysql),
+    ],
+)
+def test_a_tls_demand_is_kept_not_downgraded(request, database, demand):
+    """The test servers speak no TLS: a URL that demands it is refused, as the Java
+    driver refuses it, in one line naming connection.url and never the password."""
+    from connect.api import ConfigError
+    from tests.connectors.jdbc.source_helpers import start_connector
+
+    url = sa.make_url(request.getfixturevalue(f"{database}_url"))
+    jdbc = (
+        f"jdbc:{'postgresql' if database == 'postgres' else 'mysql'}://{url.host}:{url.port}"
+        f"/{url.database}?user={url.username}&password=not-shown-{database}&{demand}"
+    )
+    with pytest.raises(ConfigError) as caught:
+        start_connector({"connection.url": jdbc, "mode": "bulk", "topic.prefix": "x-"})
+    message = str(caught.value)
+    assert caught.value.name == "connection.url"
+    assert "SSL" in message or "ssl" in message
+    assert "not-shown" not in message
+    assert "\n" not in message
