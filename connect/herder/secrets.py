@@ -144,25 +144,29 @@ def _literal(secret: str) -> bool:
     )
 
 
-_known: set[str] = set()
+#: Secrets remembered for this process, longest first (so a secret that contains
+#: another is masked whole). Replaced, never changed in place: a log call on any
+#: thread reads it without a lock.
+_known: tuple[str, ...] = ()
 _known_lock = threading.Lock()
 
 
 def remember_secrets(secrets: Iterable[str]) -> None:
     """Let `mask_text` (and so every log line of this process) mask these values
     wherever they occur, whatever surrounds them."""
+    global _known
     fresh = {s for s in secrets if _literal(s)}
-    if fresh - _known:
+    if fresh.difference(_known):
         with _known_lock:
-            _known.update(fresh)
+            _known = tuple(sorted(fresh.union(_known), key=len, reverse=True))
 
 
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
     """`text` with every password in it (`secret_spans`), each of `secrets` and each
     secret passed to `remember_secrets` replaced by `[hidden]`."""
     masked = mask_value(text)
-    literals = {s for s in secrets if _literal(s)}
-    for secret in sorted(literals | _known, key=len, reverse=True):
+    extra = sorted({s for s in secrets if _literal(s)}, key=len, reverse=True)
+    for secret in (*extra, *_known):
         if secret in masked:
             masked = masked.replace(secret, HIDDEN)
     return masked
