@@ -82,14 +82,12 @@ def _value_info(value: ConfigValue, key: ConfigKey, secrets: list[str]) -> dict[
     shown = value.value
     if isinstance(shown, Password) or key.type.value == "PASSWORD":
         shown = None if shown is None else Password.HIDDEN
-    elif isinstance(shown, str):
-        shown = mask_value(shown)
     elif isinstance(shown, list):
-        shown = ",".join(str(v) for v in shown)
+        shown = mask_value(",".join(str(v) for v in shown))
     elif isinstance(shown, bool):
         shown = str(shown).lower()
     elif shown is not None:
-        shown = str(shown)
+        shown = mask_value(str(shown))  # a URL's password, as in every other answer
     return {
         "name": value.name,
         "value": shown,
