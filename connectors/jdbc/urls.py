@@ -43,7 +43,7 @@ from urllib.parse import unquote, unquote_plus
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
-from connect.api import ConfigError
+from connect.api import ConfigError, Password
 
 __all__ = [
     "URL_CONFIG",
@@ -58,7 +58,8 @@ __all__ = [
 ]
 
 URL_CONFIG = "connection.url"
-MASK = "****"
+#: what stands for a password in a message: the runtime's word for a hidden value
+MASK = Password.HIDDEN
 
 # ---------------------------------------------------------------------------- masking
 
@@ -71,7 +72,7 @@ _ORACLE = re.compile(r"(jdbc:oracle:thin:[^/@]*/)[^@]*(@)", re.IGNORECASE)
 
 
 def mask_url(raw: str, *secrets: str | None) -> str:
-    """`raw` with every password in it replaced by ****: the user:password@ of an
+    """`raw` with every password in it replaced by [hidden]: the user:password@ of an
     authority, any `…password=` parameter, Oracle's user/password@, and each of
     `secrets` wherever else it occurs (a password given as connection.password that
     was also pasted into the URL)."""
@@ -98,7 +99,8 @@ class DatabaseUrl:
     ignored: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return self.url.render_as_string(hide_password=True)
+        text = self.url.render_as_string(hide_password=True)
+        return text.replace(":***@", f":{MASK}@", 1) if self.url.password else text
 
     @property
     def backend(self) -> str:
