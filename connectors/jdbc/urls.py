@@ -64,7 +64,8 @@ MASK = Password.HIDDEN
 # ---------------------------------------------------------------------------- masking
 
 # user:password@ in an authority (SQLAlchemy's and Connector/J's URLs)
-_USERINFO = re.compile(r"(//[^/@?;]*?:)[^/]*(@)")
+# (an authority ends at / ? #; a password holding those is percent-encoded)
+_USERINFO = re.compile(r"(//[^/@?;#]*?:)[^/?#]*(@)")
 # password=… as a query or property parameter (pgJDBC, Connector/J: ?&; SQL Server: ;)
 _PARAM = re.compile(r"([?&;]\s*[A-Za-z]*password\s*=\s*)(\{[^}]*\}|[^&;]*)", re.IGNORECASE)
 # Oracle's thin user/password@

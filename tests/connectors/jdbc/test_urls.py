@@ -372,6 +372,7 @@ def test_a_sqlalchemy_url_is_taken_as_it_is():
         "jdbc:postgresql://h/db?sslpassword=hunter22",
         "jdbc:mysql://u:hunter22@h/db",
         "jdbc:mysql://u:hunter22@@h/db",
+        "jdbc:postgresql://h:5432?user=u&password=x@hunter22",
         "jdbc:sqlserver://h;user=u;password={hunter22;x};encrypt=true",
         "jdbc:sqlserver://h;user=u;PASSWORD=hunter22",
         "jdbc:oracle:thin:scott/hunter22@h:1521:orcl",
