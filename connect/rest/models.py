@@ -37,9 +37,16 @@ class ConnectorTaskId(BaseModel):
     task: int
 
 
+_MASKED = (
+    "PASSWORD-typed keys, and the password inside any value (a URL's user:pass@, "
+    "?password=, ;password=), shown as [hidden]; sent back as they are in a PUT of the "
+    "same connector, the stored secrets are kept."
+)
+
+
 class ConnectorInfo(BaseModel):
     name: str
-    config: dict[str, str]
+    config: dict[str, str] = Field(description=_MASKED)
     tasks: list[ConnectorTaskId]
     type: Literal["source", "sink", "unknown"]
 
@@ -68,7 +75,7 @@ class ConnectorExpansion(BaseModel):
 
 class TaskInfo(BaseModel):
     id: ConnectorTaskId
-    config: dict[str, str]
+    config: dict[str, str] = Field(description=_MASKED)
 
 
 class ActiveTopics(BaseModel):

@@ -219,3 +219,10 @@ def test_a_masked_config_copied_to_a_new_connector_is_refused(client: httpx.Clie
         "/connector-plugins/LeakySource/config/validate", json=masked | {"name": "x"}
     )
     assert checked.status_code == 200 and checked.json()["error_count"] == 0
+
+
+def test_the_api_description_says_how_configs_are_masked(client: httpx.Client) -> None:
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for model in ("ConnectorInfo", "TaskInfo"):
+        description = schemas[model]["properties"]["config"]["description"]
+        assert "[hidden]" in description and "stored secrets are kept" in description
