@@ -21,7 +21,7 @@ with anyway): PostgreSQL refuses to touch one row twice in one INSERT … ON CON
 
 Statements, per dialect (identifiers quoted by the dialect's own preparer unless
 `quote.sql.identifiers=never`; SQLAlchemy's dialect-specific constructs):
-- PostgreSQL through psycopg2, the fast path: the run is COPYed (CSV) into a temporary
+- PostgreSQL through psycopg2 or psycopg 3, the fast path: the run is COPYed (CSV) into a temporary
   staging table of the same column types, then one set-based statement moves it:
   `INSERT … SELECT … ON CONFLICT (key) DO UPDATE SET c = EXCLUDED.c` (upsert),
   `INSERT … SELECT` (insert), `UPDATE … FROM stage` (update), `DELETE … USING stage`
@@ -193,7 +193,11 @@ class JdbcWriter:
         )
         self.dialect = self.engine.dialect
         self.dialect_name = self.dialect.name
-        self._copy = self.dialect_name == "postgresql" and self.dialect.driver == "psycopg2"
+        # COPY through either PostgreSQL driver: postgresql+psycopg:// is as fast a path
+        self._copy = self.dialect_name == "postgresql" and self.dialect.driver in (
+            "psycopg2",
+            "psycopg",
+        )
         self._conn: Connection | None = None
         self._lock = threading.Lock()
         self._tables: dict[TableName, _TableInfo] = {}
@@ -513,9 +517,14 @@ class JdbcWriter:
         )
         buf.seek(0)
         cols = ", ".join(preparer.format_column(stage.c[n]) for n in b.names[:width])
+        copy_sql = f"COPY {stage_sql} ({cols}) FROM STDIN WITH (FORMAT csv)"
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
-            cursor.copy_expert(f"COPY {stage_sql} ({cols}) FROM STDIN WITH (FORMAT csv)", buf)
+            if self.dialect.driver == "psycopg2":
+                cursor.copy_expert(copy_sql, buf)
+            else:  # psycopg 3: the same CSV through its copy object
+                with cursor.copy(copy_sql) as copy:
+                    copy.write(buf.getvalue())
         finally:
             cursor.close()
         conn.execute(self._merge_statement(b, op))
