@@ -770,8 +770,9 @@ def translate(
 
 #: backend -> its drivers, the one a URL naming none gets first: (driver, module, pip
 #: package). SQLAlchemy's default comes first, except on PostgreSQL: psycopg2 before
-#: psycopg 3, because JdbcSink's COPY path and the CDC source's replication are built
-#: on psycopg2 (postgresql+psycopg:// still chooses psycopg 3).
+#: psycopg 3, the driver the connectors were built and are mostly tested on (the CDC
+#: source's replication needs it in any case); postgresql+psycopg:// still chooses
+#: psycopg 3, which JdbcSink's COPY path takes as well.
 _DRIVERS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "postgresql": (
         ("psycopg2", "psycopg2", "psycopg2-binary"),
