@@ -134,8 +134,14 @@ class Plugins:
             raise ConfigError(key, name, "Class " + name + " could not be found.")
         try:
             module = importlib.import_module(module_name)
-        except ImportError:
-            raise ConfigError(key, name, f"Class {name} could not be found.") from None
+        except ImportError as exc:
+            if _is_missing(exc, module_name):
+                raise ConfigError(key, name, f"Class {name} could not be found.") from None
+            # The module is there but its own import failed (a dependency it needs is
+            # not installed, a bug): say so, or the user hunts for a typo that is not.
+            raise ConfigError(
+                key, name, f"Class {name} could not be loaded: {type(exc).__name__}: {exc}"
+            ) from exc
         target: object = module
         for part in attr.split("."):
             target = getattr(target, part, None)
@@ -187,6 +193,19 @@ class Plugins:
         try:
             return self.resolve(PluginKind.CONNECTOR, name, key="connector.class")
         except ConfigError as exc:
+            reason = exc.reason or ""
+            failed = "could not be loaded" in reason or "could not load plugin" in reason
+            why = f" ({reason})" if failed else ""
             raise NotFoundError(
-                f"Failed to find any class that implements Connector and which name matches {name}"
+                "Failed to find any class that implements Connector and which name matches "
+                f"{name}{why}"
             ) from exc
+
+
+def _is_missing(exc: ImportError, module_name: str) -> bool:
+    """Whether `exc` says `module_name` itself (or a package above it) does not exist,
+    as opposed to the module existing and failing in its own imports."""
+    missing = getattr(exc, "name", None)
+    if not isinstance(exc, ModuleNotFoundError) or not missing:
+        return False
+    return module_name == missing or module_name.startswith(missing + ".")
