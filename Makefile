@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint bench clean postgres mysql chromium bytecode
+.PHONY: run test lint bench clean postgres mysql chromium bytecode jvm
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,7 +25,7 @@ run: $(STAMP) bytecode
 	$(BIN)/python -m connect.demo
 
 ## Install what the tests need and run the whole suite (lint included).
-test: $(STAMP) bytecode postgres mysql chromium
+test: $(STAMP) bytecode postgres mysql chromium jvm
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -41,6 +41,12 @@ mysql:
 ## (installed from Debian when missing).
 chromium:
 	scripts/ensure-chromium
+
+## The JVM engines the tests run beside the project (a Kafka broker, Kafka Connect,
+## Debezium, Spark's Kafka package), pinned in pom.xml and copied by Maven into .jvm/
+## once; a second run does no network work. `make run` never needs them.
+jvm:
+	scripts/ensure-jvm
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
