@@ -239,7 +239,7 @@ class WorkerSinkTask(WorkerTask):
         self._on_topic = on_topic
         self.plugin = plugin
         self.props = dict(props)
-        self._log = log
+        self._data_log = log  # the records' log; `_log` is this module's logger
         self._topics = list(topics)
         self._regex = re.compile(topics_regex) if topics_regex else None
         self._key_converter = key_converter
@@ -323,7 +323,7 @@ class WorkerSinkTask(WorkerTask):
     def _subscribe(self) -> None:
         topics = list(self._topics)
         if self._regex is not None:
-            topics += [t for t in self._log.list_topics() if self._regex.fullmatch(t)]
+            topics += [t for t in self._data_log.list_topics() if self._regex.fullmatch(t)]
         self.consumer.subscribe(
             sorted(set(topics)), on_assign=self._on_assign, on_revoke=self._on_revoke
         )
@@ -349,7 +349,7 @@ class WorkerSinkTask(WorkerTask):
 
     def iterate(self) -> None:
         if self._regex is not None and time.monotonic() - self._last_topic_scan > 5:
-            matching = {t for t in self._log.list_topics() if self._regex.fullmatch(t)}
+            matching = {t for t in self._data_log.list_topics() if self._regex.fullmatch(t)}
             if not matching <= self._subscribed:
                 self._subscribe()
             self._last_topic_scan = time.monotonic()
@@ -675,7 +675,7 @@ class WorkerSinkTask(WorkerTask):
             rec.original_kafka_offset if rec.original_kafka_offset is not None else rec.kafka_offset
         )
         try:
-            found = self._log.read(tp.topic, tp.partition, offset, max_records=1)
+            found = self._data_log.read(tp.topic, tp.partition, offset, max_records=1)
         except Exception:
             return None
         return found[0] if found and found[0].offset == offset else None
@@ -746,7 +746,7 @@ class WorkerSinkTask(WorkerTask):
             # Step 3
             flush_started = time.perf_counter()
             try:
-                self._log.commit_offsets(
+                self._data_log.commit_offsets(
                     self.group, {LogTopicPartition(*tp): o for tp, o in changed.items()}
                 )
             except LogError as exc:

@@ -146,7 +146,7 @@ class WorkerSourceTask(WorkerTask):
         self._on_topic = on_topic
         self.plugin = plugin
         self.props = dict(props)
-        self._log = log
+        self._data_log = log  # the records' log; `_log` is this module's logger
         self._offsets = offsets
         self._key_converter = key_converter
         self._value_converter = value_converter
@@ -315,7 +315,8 @@ class WorkerSourceTask(WorkerTask):
         records before transforms."""
         topic = batch.topic
         stamp = int(time.time() * 1000) if batch.timestamp is None else batch.timestamp
-        offsets = self._log.append(topic, p, values, keys=keys, timestamps=[stamp] * len(values))
+        stamps = [stamp] * len(values)
+        offsets = self._data_log.append(topic, p, values, keys=keys, timestamps=stamps)
         self._written.add((topic, p))
         self.metrics.records_written += len(values)
         self.metrics.log_appends += 1
@@ -326,7 +327,7 @@ class WorkerSourceTask(WorkerTask):
                 mask = np.zeros(len(original), dtype=bool)
                 mask[rows] = True
                 original = original.filter(mask)
-            self.plugin.commit_batch(original, _Landed(topic, p, offsets, [stamp] * len(values)))
+            self.plugin.commit_batch(original, _Landed(topic, p, offsets, stamps))
 
     def _send(self, records: list[SourceRecord]) -> None:
         # Step 2
@@ -433,7 +434,7 @@ class WorkerSourceTask(WorkerTask):
         if count is None:
             with contextlib.suppress(TopicExistsError):
                 self._create_topic(topic)
-            count = self._known_topics[topic] = self._log.partition_count(topic)
+            count = self._known_topics[topic] = self._data_log.partition_count(topic)
             if self._on_topic is not None:
                 self._on_topic(topic)
         return count
@@ -493,7 +494,7 @@ class WorkerSourceTask(WorkerTask):
         if stamps.count(None) != len(stamps):
             now = int(time.time() * 1000)
             timestamps = [now if t is None else t for t in stamps]
-        offsets = self._log.append(
+        offsets = self._data_log.append(
             topic,
             p,
             values,
@@ -543,7 +544,7 @@ class WorkerSourceTask(WorkerTask):
         try:
             if self._written:
                 for topic, p in self._written:
-                    self._log.flush(topic, p)
+                    self._data_log.flush(topic, p)
                 self.metrics.fsync(time.perf_counter() - started)
                 self._written.clear()
             pending, self._pending = self._pending, {}
