@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import operator
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -89,9 +88,9 @@ _PRIMITIVES: dict[Type, pa.DataType] = {
     Type.BYTES: pa.binary(),
 }
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
-#: Struct's field values in order. The project's converters and transforms read the
-#: slot the same way: Struct.get() per field would cost a method call per cell.
-_struct_values = operator.attrgetter("_values")
+#: Struct's field values in order, one call per struct (Struct.get() per field would
+#: cost a method call per cell).
+_struct_values = Struct.values
 
 
 def decimal_type(scale: int, precision: int | None) -> pa.DataType:
@@ -134,7 +133,7 @@ def schema_of(schema: Schema) -> pa.Schema:
 def _plain(value: Any) -> Any:
     """Nested Connect values as pyarrow takes them (structs as dicts, maps as pairs)."""
     if isinstance(value, Struct):
-        return {f.name: _plain(v) for f, v in zip(value.schema.fields, value._values, strict=True)}
+        return {f.name: _plain(v) for f, v in zip(value.schema.fields, value.values(), strict=True)}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
@@ -194,15 +193,16 @@ def _to_connect(schema: Schema) -> Any:
     t = schema.type
     if t is Type.STRUCT:
         fields = [(f.name, _to_connect(f.schema)) for f in schema.fields]
+        trusted = Struct.trusted  # each value came from a column of its field's type
 
         def struct(value: dict[str, Any]) -> Struct:
-            out = object.__new__(Struct)
-            out.schema = schema
-            out._values = [
-                v if (v := value[name]) is None or conv is None else conv(v)
-                for name, conv in fields
-            ]
-            return out
+            return trusted(
+                schema,
+                [
+                    v if (v := value[name]) is None or conv is None else conv(v)
+                    for name, conv in fields
+                ],
+            )
 
         return struct
     if t is Type.ARRAY:

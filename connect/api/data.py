@@ -246,9 +246,38 @@ BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA = _primitive(Type.BYTES)
 class Struct:
     """A value of a struct schema. `put` validates against the field's schema;
     `get` returns the field's default when unset; `validate` checks that every
-    required field has a value."""
+    required field has a value.
+
+    Two doors for code that handles many structs (converters, transforms, sinks),
+    where a method call and a validation per field would cost more than the work:
+    `Struct.trusted(schema, values)` builds one from values already known to fit, and
+    `struct.values()` reads all of its values at once. Both hand over the list itself,
+    not a copy. Plugins use these, never the private slot behind them."""
 
     __slots__ = ("_values", "schema")
+
+    @staticmethod
+    def trusted(schema: Schema, values: list[Any], /) -> Struct:
+        """A Struct of struct `schema` over `values`, one per field in field order,
+        WITHOUT validating them: neither the schema's type, the number of values nor
+        any value is checked, and the list is kept, not copied.
+
+        Why: a decoder or transform that produced each value for its field's type (or
+        copied it from a valid struct) would only pay a second time for `put`'s
+        checks, per field of every record. Values that did not come from such code go
+        through `Struct(schema, {...})` or `put`, which check them. The caller gives
+        up the list: changing it afterwards changes the struct."""
+        struct = _new_object(Struct)
+        struct.schema = schema
+        struct._values = values
+        return struct
+
+    def values(self) -> list[Any]:
+        """The field values in field order, an unset field as None (its default not
+        applied: see `get`). This is the struct's own list, not a copy, so reading
+        every field costs one call; treat it as read-only (copy it to change values,
+        then build a new struct with `Struct.trusted`)."""
+        return self._values
 
     def __init__(self, schema: Schema, values: Mapping[str, Any] | None = None) -> None:
         if schema.type is not Type.STRUCT:
@@ -303,6 +332,9 @@ class Struct:
     def __repr__(self) -> str:
         inner = ", ".join(f"{f.name}={self._values[f.index]!r}" for f in self.schema.fields)
         return f"Struct{{{inner}}}"
+
+
+_new_object = object.__new__
 
 
 def _plain(value: Any) -> Any:

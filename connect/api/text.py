@@ -55,7 +55,6 @@ import base64
 import datetime as _dt
 import decimal as _decimal
 import math
-import operator
 import struct as _struct
 import time as _time
 from collections.abc import Callable, Mapping
@@ -68,7 +67,7 @@ __all__ = ["java_string"]
 
 _FLOATS = (Type.FLOAT32, Type.FLOAT64)
 #: A Struct's field values as set (no defaults): what Struct.toString prints.
-_raw_values = operator.attrgetter("_values")
+_raw_values = Struct.values
 
 
 def java_string(value: Any, schema: Schema | None = None) -> str:

@@ -59,7 +59,7 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 _MS = _dt.timedelta(milliseconds=1)
 _get_schema = operator.attrgetter("schema")
-_get_values = operator.attrgetter("_values")
+_get_values = Struct.values
 _get_days = operator.attrgetter("days")
 
 

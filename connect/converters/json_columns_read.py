@@ -27,6 +27,9 @@ from connect.converters.json_values import _INT_RANGES, NeedsExactDecimal, compi
 
 __all__ = ["BatchDecoder", "compile_batch_decoder"]
 
+#: Struct values here were decoded (and checked) for their fields' schemas already.
+_trusted = Struct.trusted
+
 #: A function from a list of parsed JSON values of one schema to their Connect values.
 BatchDecoder = Callable[[list[Any]], list[Any]]
 
@@ -97,23 +100,9 @@ def _struct(schema: Schema, replace_null: bool) -> _Inner:
         if types != {dict}:
             return _each(column, types, one)  # which raises the error
         if not fields:
-            return [_make(schema, []) for _ in column]
+            return [_trusted(schema, []) for _ in column]
         columns = [decode(list(map(get, column))) for get, decode in fields]
-        new = object.__new__
-        out = []
-        append = out.append
-        for values in zip(*columns, strict=True):
-            struct = new(Struct)
-            struct.schema = schema
-            struct._values = list(values)
-            append(struct)
-        return out
+        # Each column was decoded (and checked) for its field's schema.
+        return [_trusted(schema, list(values)) for values in zip(*columns, strict=True)]
 
     return structs
-
-
-def _make(schema: Schema, values: list[Any]) -> Struct:
-    struct = Struct.__new__(Struct)
-    struct.schema = schema
-    struct._values = values
-    return struct

@@ -38,7 +38,6 @@ __all__ = [
     "define_replace_null",
     "field_values",
     "java_regex",
-    "make_struct",
     "require_map",
     "require_schema",
     "require_struct",
@@ -169,22 +168,10 @@ def struct_schema(source: Schema, fields: Iterable[tuple[str, Schema]]) -> Schem
     return copy_basics(source, type=built.type, fields=built.fields, default=None)
 
 
-def make_struct(schema: Schema, values: list[Any]) -> Struct:
-    """A Struct from values listed in field order, without validating each one.
-
-    Only for values that already fit their fields (copied from a valid struct, or
-    produced by the transform for the field's type): validating them again per record
-    would double the cost of the transform for nothing."""
-    struct = Struct.__new__(Struct)
-    struct.schema = schema
-    struct._values = values
-    return struct
-
-
 def field_values(struct: Struct, replace_null_with_default: bool = True) -> list[Any]:
     """The struct's values in field order; a null field reads as the field's default
     when `replace_null_with_default` (Kafka's `Struct.get` vs `getWithoutDefault`)."""
-    values = struct._values
+    values = struct.values()
     if not replace_null_with_default:
         return list(values)
     out = list(values)

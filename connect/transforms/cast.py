@@ -51,7 +51,6 @@ from connect.transforms._util import (
     copy_basics,
     define_replace_null,
     field_values,
-    make_struct,
     require_map,
     require_struct,
     struct_schema,
@@ -340,7 +339,7 @@ class Cast(SchemaCaching, Transformation[ConnectRecord]):
         for i, target in enumerate(targets):
             if target is not None and values[i] is not None:
                 values[i] = _CASTS[target](values[i])
-        return self.new_record(record, cast_schema, make_struct(cast_schema, values))  # type: ignore[attr-defined]
+        return self.new_record(record, cast_schema, Struct.trusted(cast_schema, values))  # type: ignore[attr-defined]
 
     def _cast_schema(self, schema: Schema) -> tuple[Schema, tuple[Type | None, ...]]:
         """The cast schema and, per input field, its target type (None: unchanged)."""

@@ -77,7 +77,7 @@ class ExtractField(SchemaCaching, Transformation[ConnectRecord]):
             if value is None:
                 break
             struct: Struct = require_struct(value, _PURPOSE)
-            value = struct._values[index]
+            value = struct.values()[index]
             if value is None and self._replace_null:
                 value = struct.schema.fields[index].schema.default
         return self.new_record(record, field_schema, value)  # type: ignore[attr-defined]

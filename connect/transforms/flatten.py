@@ -29,7 +29,6 @@ from connect.transforms._util import (
     SchemaCache,
     SchemaCaching,
     ValueSide,
-    make_struct,
     require_map,
     require_struct,
     struct_schema,
@@ -84,11 +83,11 @@ class Flatten(SchemaCaching, Transformation[ConnectRecord]):
                 if current is None:
                     break
                 container: Struct = current
-                current = container._values[index]
+                current = container.values()[index]
                 if current is None:
                     current = container.schema.fields[index].schema.default
             values.append(current)
-        return self.new_record(record, flat_schema, make_struct(flat_schema, values))  # type: ignore[attr-defined]
+        return self.new_record(record, flat_schema, Struct.trusted(flat_schema, values))  # type: ignore[attr-defined]
 
     def _flatten_map(self, data: Mapping[str, Any], prefix: str, out: dict[str, Any]) -> None:
         for key, value in data.items():

@@ -21,6 +21,7 @@ from connect.api import (
     Headers,
     Importance,
     Schema,
+    Struct,
     Transformation,
     one_of,
 )
@@ -32,7 +33,6 @@ from connect.transforms._util import (
     ValueSide,
     define_replace_null,
     field_values,
-    make_struct,
     non_empty_list,
     require_map,
     require_struct,
@@ -219,7 +219,7 @@ class HeaderFrom(SchemaCaching, Transformation[ConnectRecord]):
             return self._with_headers(record, schema, value, headers)
         moved = self._schemas.get_or_build(schema, self._moved_schema)
         kept = [values[f.index] for f in schema.fields if f.name not in self._fields]
-        return self._with_headers(record, moved, make_struct(moved, kept), headers)
+        return self._with_headers(record, moved, Struct.trusted(moved, kept), headers)
 
     def _operation_name(self) -> str:
         return "move" if self._move else "copy"

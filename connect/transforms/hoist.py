@@ -15,7 +15,7 @@ from connect.api import (
     Struct,
     Transformation,
 )
-from connect.transforms._util import KeySide, SchemaCache, SchemaCaching, ValueSide, make_struct
+from connect.transforms._util import KeySide, SchemaCache, SchemaCaching, ValueSide
 
 __all__ = ["HoistField", "HoistFieldKey", "HoistFieldValue"]
 
@@ -51,7 +51,7 @@ class HoistField(SchemaCaching, Transformation[ConnectRecord]):
         if value is None:  # a null needs the check a valid value can skip
             struct = Struct(hoisted, {self._field: None})
         else:
-            struct = make_struct(hoisted, [value])
+            struct = Struct.trusted(hoisted, [value])
         return self.new_record(record, hoisted, struct)  # type: ignore[attr-defined]
 
     def _hoist(self, schema: Schema) -> Schema:

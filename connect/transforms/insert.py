@@ -21,6 +21,7 @@ from connect.api import (
     Importance,
     Schema,
     SinkRecord,
+    Struct,
     Timestamp,
     Transformation,
     Type,
@@ -33,7 +34,6 @@ from connect.transforms._util import (
     ValueSide,
     define_replace_null,
     field_values,
-    make_struct,
     require_map,
     require_struct,
     struct_schema,
@@ -155,7 +155,7 @@ class InsertField(SchemaCaching, Transformation[ConnectRecord]):
             if inserted is None and not insert.schema.optional:
                 validate_value(insert.schema, inserted, where=insert.name)
             values.append(inserted)
-        return self.new_record(record, extended, make_struct(extended, values))  # type: ignore[attr-defined]
+        return self.new_record(record, extended, Struct.trusted(extended, values))  # type: ignore[attr-defined]
 
     def _extend(self, schema: Schema) -> Schema:
         return struct_schema(

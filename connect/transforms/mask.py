@@ -31,7 +31,6 @@ from connect.transforms._util import (
     Configured,
     KeySide,
     ValueSide,
-    make_struct,
     non_empty_list,
     require_map,
     require_struct,
@@ -165,14 +164,14 @@ class MaskField(Configured, Transformation[ConnectRecord]):
                     updated[name] = self._masked(data[name], None)
             return self.new_record(record, None, updated)  # type: ignore[attr-defined]
         struct: Struct = require_struct(value, _PURPOSE)
-        values = list(struct._values)
+        values = list(struct.values())
         for f in schema.fields:
             if f.name in self._fields:
                 current = values[f.index]
                 if current is None:
                     current = f.schema.default
                 values[f.index] = self._masked(current, f.schema)
-        return self.new_record(record, schema, make_struct(schema, values))  # type: ignore[attr-defined]
+        return self.new_record(record, schema, Struct.trusted(schema, values))  # type: ignore[attr-defined]
 
     def _masked(self, value: Any, schema: Schema | None) -> Any:
         if value is None:

@@ -18,6 +18,7 @@ from connect.api import (
     ConnectRecord,
     Importance,
     Schema,
+    Struct,
     Transformation,
 )
 from connect.transforms._util import (
@@ -27,7 +28,6 @@ from connect.transforms._util import (
     ValueSide,
     define_replace_null,
     field_values,
-    make_struct,
     require_map,
     require_struct,
     struct_schema,
@@ -130,7 +130,7 @@ class ReplaceField(SchemaCaching, Transformation[ConnectRecord]):
         struct = require_struct(value, _PURPOSE)
         replaced, kept = self._schemas.get_or_build(schema, self._replace)
         values = field_values(struct, self._replace_null)
-        out = make_struct(replaced, [values[i] for i in kept])
+        out = Struct.trusted(replaced, [values[i] for i in kept])
         return self.new_record(record, replaced, out)  # type: ignore[attr-defined]
 
     def _replace(self, schema: Schema) -> tuple[Schema, tuple[int, ...]]:

@@ -23,7 +23,6 @@ from connect.transforms._util import (
     ValueSide,
     define_replace_null,
     field_values,
-    make_struct,
     require_schema,
 )
 
@@ -82,7 +81,7 @@ class SetSchemaMetadata(SchemaCaching, Transformation[ConnectRecord]):
         value = self.operating_value(record)  # type: ignore[attr-defined]
         updated = self._schemas.get_or_build(schema, lambda s: s.with_(**self._changes))
         if isinstance(value, Struct) and value.schema is not updated:
-            value = make_struct(updated, field_values(value, self._replace_null))
+            value = Struct.trusted(updated, field_values(value, self._replace_null))
         return self.new_record(record, updated, value)  # type: ignore[attr-defined]
 
 

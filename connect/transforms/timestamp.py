@@ -27,6 +27,7 @@ from connect.api import (
     DataError,
     Importance,
     Schema,
+    Struct,
     Transformation,
     Type,
     one_of,
@@ -42,7 +43,6 @@ from connect.transforms._util import (
     ValueSide,
     define_replace_null,
     field_values,
-    make_struct,
     require_map,
     require_struct,
     struct_schema,
@@ -246,7 +246,7 @@ class TimestampConverter(SchemaCaching, Transformation[ConnectRecord]):
             return self.new_record(record, updated_schema, None)  # type: ignore[attr-defined]
         values = field_values(require_struct(value, _PURPOSE), self._replace_null)
         values[index] = self._convert(values[index], source)
-        return self.new_record(record, updated_schema, make_struct(updated_schema, values))  # type: ignore[attr-defined]
+        return self.new_record(record, updated_schema, Struct.trusted(updated_schema, values))  # type: ignore[attr-defined]
 
     def _update_schema(self, schema: Schema) -> tuple[Schema, int, str]:
         """The converted schema, the converted field's index (-1: the whole value),

@@ -90,7 +90,6 @@ from connect.transforms._util import (
     SchemaCaching,
     define_replace_null,
     field_values,
-    make_struct,
     require_map,
     require_struct,
     struct_schema,
@@ -196,7 +195,7 @@ _Path = tuple[int, ...]
 def _at(values: list[Any], path: _Path) -> Any:
     value = values[path[0]]
     if len(path) == 2 and value is not None:
-        value = value._values[path[1]]
+        value = value.values()[path[1]]
     return value
 
 
@@ -385,7 +384,7 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
         if plan is False:
             return record  # not a change event
         envelope = require_struct(value, _PURPOSE)
-        values = envelope._values
+        values = envelope.values()
         op = values[plan.op]
         if op == "t":
             return record if self._keep_truncates else None
@@ -442,7 +441,7 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
         if self._rewrite:
             out.append(deleted)
         out.extend(_at(values, path) for path in plan.fields)
-        return make_struct(schema, out)
+        return Struct.trusted(schema, out)
 
     def _emit(
         self,
@@ -463,7 +462,7 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
     def _routed(self, record: ConnectRecord, row: Struct | None, index: int | None) -> Any:
         if index is None or row is None:
             return record
-        topic = row._values[index]
+        topic = row.values()[index]
         if topic is None:
             return record
         return record.new_record(topic=str(topic))  # type: ignore[attr-defined]
@@ -599,8 +598,8 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
         narrowed, kept = cached
         if len(kept) == len(schema.fields):
             return schema, value
-        values = require_struct(value, _PURPOSE)._values
-        return narrowed, make_struct(narrowed, [values[i] for i in kept])
+        values = require_struct(value, _PURPOSE).values()
+        return narrowed, Struct.trusted(narrowed, [values[i] for i in kept])
 
 
 def _find(envelope: Schema, ref: _Ref) -> list[tuple[_Path, Schema]]:

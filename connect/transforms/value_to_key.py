@@ -13,6 +13,7 @@ from connect.api import (
     DataError,
     Importance,
     Schema,
+    Struct,
     Transformation,
 )
 from connect.transforms._util import (
@@ -20,7 +21,6 @@ from connect.transforms._util import (
     SchemaCaching,
     define_replace_null,
     field_values,
-    make_struct,
     non_empty_list,
     require_map,
     require_struct,
@@ -66,7 +66,7 @@ class ValueToKey(SchemaCaching, Transformation[ConnectRecord]):
         struct = require_struct(value, _PURPOSE)
         key_schema, indexes = self._schemas.get_or_build(schema, self._key_schema)
         values = field_values(struct, self._replace_null)
-        key = make_struct(key_schema, [values[i] for i in indexes])
+        key = Struct.trusted(key_schema, [values[i] for i in indexes])
         return record.new_record(key_schema=key_schema, key=key)  # type: ignore[attr-defined]
 
     def _key_schema(self, schema: Schema) -> tuple[Schema, tuple[int, ...]]:

@@ -611,11 +611,15 @@ def default_from_avro(schema: Schema, value: Any) -> Any:
         if t is Type.STRUCT:
             if schema.name == AVRO_TYPE_UNION:
                 return None  # a union default is its first branch: not representable here
-            out = Struct(schema)
-            for f in schema.fields:
-                if f.name in value:
-                    out._values[f.index] = default_from_avro(f.schema, value[f.name])
-            return out
+            # Each field's default is made for its schema just above, as unchecked as
+            # before (a default is the schema author's, read back as written).
+            return Struct.trusted(
+                schema,
+                [
+                    default_from_avro(f.schema, value[f.name]) if f.name in value else None
+                    for f in schema.fields
+                ],
+            )
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
         raise DataError(f"invalid default {value!r} for {schema!r}: {exc}") from exc
     return value

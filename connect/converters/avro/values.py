@@ -8,7 +8,7 @@ are built once per schema and cached by the converter, so per record they do onl
 what the value needs:
 
 - a struct becomes a dict `{field: value}` in field order, built in C with
-  `dict(zip(names, struct._values))`; a null field with a default takes the default,
+  `dict(zip(names, struct.values()))`; a null field with a default takes the default,
   as Connect's `Struct.get` does;
 - a dict read back becomes a Struct without re-validating it (fastavro has already
   decoded it against the same schema), from `list(record.values())`: fastavro returns
@@ -33,7 +33,8 @@ __all__ = ["Codec", "compile_decoder", "compile_encoder"]
 
 Codec = Callable[[Any], Any]
 
-_new_struct = Struct.__new__
+#: Decoders produce each field value for its schema: no second check per field.
+_trusted = Struct.trusted
 
 
 def _is_avro_map(schema: Schema) -> bool:
@@ -94,12 +95,12 @@ def _struct_encoder(schema: Schema) -> Codec:
 
     def check(value: Any) -> list[Any]:
         if type(value) is Struct and value.schema is schema and not defaults:
-            return value._values
+            return value.values()
         if not isinstance(value, Struct):
             raise DataError(f"a {schema!r} value must be a Struct, got {type(value).__name__}")
         if value.schema is not schema and value.schema != schema:
             raise DataError(f"struct schema mismatch: {value.schema!r} vs {schema!r}")
-        values = value._values
+        values = value.values()
         if defaults and None in values:
             values = list(values)
             for i, default in defaults:
@@ -131,7 +132,7 @@ def _union_encoder(schema: Schema) -> Codec:
         if not isinstance(value, Struct):
             raise DataError(f"a union value must be a Struct, got {type(value).__name__}")
         for i, enc in branches:
-            v = value._values[i]
+            v = value.values()[i]
             if v is not None:
                 return enc(v)
         return None
@@ -161,10 +162,7 @@ def _decoder(schema: Schema) -> Codec | None:
         if not any(decoders):
 
             def plain(record: dict[str, Any]) -> Struct:
-                out = _new_struct(Struct)
-                out.schema = schema
-                out._values = list(record.values())
-                return out
+                return _trusted(schema, list(record.values()))
 
             return plain
         steps = [(i, d) for i, d in enumerate(decoders) if d is not None]
@@ -173,10 +171,7 @@ def _decoder(schema: Schema) -> Codec | None:
             values = list(record.values())
             for i, d in steps:
                 values[i] = d(values[i])
-            out = _new_struct(Struct)
-            out.schema = schema
-            out._values = values
-            return out
+            return _trusted(schema, values)
 
         return nested
     if t is Type.ARRAY:
@@ -242,11 +237,9 @@ def _union_decoder(schema: Schema) -> Codec:
     def union(value: Any) -> Struct:
         for f, dec in branches:
             if _fits(f.schema, value):
-                out = _new_struct(Struct)
-                out.schema = schema
-                out._values = [None] * width
-                out._values[f.index] = dec(value)
-                return out
+                values: list[Any] = [None] * width
+                values[f.index] = dec(value)
+                return _trusted(schema, values)
         raise DataError(f"no branch of {schema!r} fits a {type(value).__name__}")
 
     return union
