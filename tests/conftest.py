@@ -67,8 +67,18 @@ def subprocess_env() -> dict[str, str]:
 # A private PostgreSQL server (`postgres_server`) and a fresh database per test
 # (`postgres_url`) for tests marked `postgres`; the same for MariaDB (`mysql_server`,
 # `mysql_url`) for tests marked `mysql`; one SparkSession (`spark`) for tests marked
-# `spark`.
-pytest_plugins = ["tests.pg", "tests.mysql", "tests.spark", "tests.s3", "tests.kafka"]
+# `spark`; a Spark standalone master and worker (`spark_cluster`), started only when
+# a test asks for it; a real Apache Kafka broker (`kafka_broker`, one per session,
+# started by scripts/kafka when a test first asks) beside librdkafka's mock.
+pytest_plugins = [
+    "tests.pg",
+    "tests.mysql",
+    "tests.spark",
+    "tests.spark_cluster",
+    "tests.s3",
+    "tests.kafka",
+    "tests.kafka_broker",
+]
 
 
 @pytest.fixture

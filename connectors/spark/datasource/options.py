@@ -1,6 +1,12 @@
 """The data source's options, after Spark's Kafka source.
 
-- `log.dir` (required): the embedded log's directory.
+- `log.dir` (required): the embedded log's directory. A relative one is made absolute
+  here, against the working directory of the driver that parses the options: the
+  reader is built there and pickled to the executors, whose Python workers run in
+  directories of their own (a standalone worker's `work/<app>/<executor>`), where the
+  relative path would name nothing. Spark resolves its own file sources' relative
+  paths in the driver the same way. On a cluster of several machines the directory
+  must be on a file system every executor mounts at that path.
 - `topic` / `topics` (a comma list) or `topic.pattern` (a regex over topic names);
   Kafka's `subscribe` / `subscribePattern` are accepted too.
 - `startingOffsets`: `earliest`, `latest`, or JSON `{"topic": {"0": 23, "1": -2}}`
@@ -22,6 +28,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -115,7 +122,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
     if ending == "earliest":
         raise OptionError("endingOffsets", "earliest", "latest or per-partition JSON")
     return SourceOptions(
-        log_dir=log_dir,
+        log_dir=os.path.abspath(log_dir),
         topics=tuple(t.strip() for t in topic.split(",") if t.strip()) if topic else (),
         pattern=pattern,
         starting=_offsets("startingOffsets", _get(options, "startingOffsets")),

@@ -1,0 +1,151 @@
+"""The cluster half of `test_cluster.py`, run in a child process of its own:
+
+    python -m tests.connectors.spark.cluster_job spark://127.0.0.1:PORT REPORT.json
+
+A process has one SparkContext, and the suite's process already holds the local one
+(`tests/spark.py`), so a SparkSession on the cluster lives here. The working
+directory is the test's: the lake and the log are given as relative paths, as a user
+in a project directory gives them, while the executors run in directories of the
+cluster's worker. Each step's facts (or its error, one line) go to REPORT.json; a step
+that fails does not stop the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from connect.api import TopicPartition
+from connectors.spark.config import SPARK_CONF_PREFIX
+from connectors.spark.datasource import register
+from log import FileLog
+from tests.connectors.spark.helpers import records, start_task
+from tests.spark_cluster import EXECUTOR_CONF
+
+LAKE = "lake"
+LOG_DIR = "events-log"
+STREAM_OUT = "stream-out"
+STREAM_CHECKPOINT = "stream-checkpoint"
+T0 = 1_700_000_000_000
+
+
+def sink(master: str) -> tuple[Any, dict[str, Any]]:
+    """The Parquet sink's Spark writer on the cluster: 12 records, files of 5."""
+    conf = {(SPARK_CONF_PREFIX + k).replace(".", "_"): v for k, v in EXECUTOR_CONF.items()}
+    task, _ = start_task(
+        Path(LAKE),
+        flush_size="5",
+        parquet_writer="spark",
+        spark_master=master,
+        spark_app_name="tributary-cluster-test",
+        **conf,
+    )
+    tp = TopicPartition("orders", 0)
+    task.open([tp])
+    task.put(records(range(12)))
+    spark = task.spark
+    sc = spark.sparkContext
+    facts = {
+        "master": sc.master,
+        "app_id": sc.applicationId,
+        # The driver's block manager and the executors'.
+        "executors": sc._jsc.sc().getExecutorMemoryStatus().size() - 1,
+        "committed": task.writers[tp].committed,
+    }
+    task.stop()
+    return spark, facts
+
+
+def fill(log_dir: str, start: int, count: int) -> None:
+    with FileLog(log_dir, background=False) as log:
+        if "events" not in log.list_topics():
+            log.create_topic("events", 2)
+        for p in range(2):
+            ids = range(start, start + count)
+            log.append(
+                "events",
+                p,
+                [json.dumps({"id": p * 1000 + i}).encode() for i in ids],
+                keys=[str(i).encode() for i in ids],
+                timestamps=[T0 + i for i in ids],
+            )
+
+
+def _where(rows: Iterator[Any]) -> Iterator[tuple[str, int, list[list[Any]]]]:
+    """Where a partition of the scan ran (the Python worker's working directory), and
+    its rows: the same task as the scan, so the same executor."""
+    got = [[r.partition, r.offset, r.value.decode()] for r in rows]
+    yield os.getcwd(), os.getpid(), got
+
+
+def batch_read(spark: Any) -> dict[str, Any]:
+    """`format("tributary")` over a log named by a relative path."""
+    fill(LOG_DIR, 0, 10)
+    register(spark)
+    df = spark.read.format("tributary").option("log.dir", LOG_DIR).option("topic", "events").load()
+    parts = df.rdd.mapPartitions(_where).collect()
+    return {
+        "cwds": sorted({cwd for cwd, _, _ in parts}),
+        "rows": sorted(row for _, _, rows in parts for row in rows),
+    }
+
+
+def stream_read(spark: Any) -> dict[str, Any]:
+    """`readStream.format("tributary")` drained twice with one checkpoint: the second
+    run reads what was appended since, nothing again."""
+
+    def drain() -> None:
+        query = (
+            spark.readStream.format("tributary")
+            .option("log.dir", LOG_DIR)
+            .option("topic", "events")
+            .option("startingOffsets", "earliest")
+            .load()
+            .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
+            .writeStream.format("parquet")
+            .option("path", STREAM_OUT)
+            .option("checkpointLocation", STREAM_CHECKPOINT)
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(180)
+        if query.isActive:
+            query.stop()
+            raise TimeoutError("the availableNow query did not finish in 180 s")
+        if query.exception() is not None:
+            raise RuntimeError(str(query.exception()))
+
+    drain()
+    fill(LOG_DIR, 10, 3)
+    drain()
+    return {"out": str(Path(STREAM_OUT).resolve())}
+
+
+def _step(report: dict[str, Any], name: str, fn: Callable[[], dict[str, Any]]) -> None:
+    try:
+        report[name] = fn()
+    except Exception as exc:
+        traceback.print_exc()
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        errors = [line for line in lines if "Error" in line or "Exception" in line]
+        report[name] = {"error": (errors or lines or [type(exc).__name__])[-1].strip()}
+
+
+def main(master: str, report_path: str) -> None:
+    report: dict[str, Any] = {}
+    spark, report["sink"] = sink(master)
+    try:
+        _step(report, "batch", lambda: batch_read(spark))
+        _step(report, "stream", lambda: stream_read(spark))
+    finally:
+        spark.stop()  # the application ends: the master lists it as completed
+        Path(report_path).write_text(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
