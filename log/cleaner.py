@@ -70,8 +70,8 @@ def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
     if not cleanable:
         return CleanResult()
     clean_upto = _checkpoint(part)
-    total = sum(s.size for s in cleanable)
-    dirty = sum(s.size for s in cleanable if s.base_offset >= clean_upto)
+    total = sum(s.valid_end for s in cleanable)
+    dirty = sum(s.valid_end for s in cleanable if s.base_offset >= clean_upto)
     if not force and (total == 0 or dirty / total < cfg.min_cleanable_dirty_ratio):
         return CleanResult()
 
@@ -97,7 +97,7 @@ def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
                 create=True,
             )
             removed += _rewrite(group, out, latest, horizon)
-            bytes_after += out.size
+            bytes_after += out.valid_end
             out.sync_all()
             out.close()
             part.swap_in(group, staged)
@@ -128,7 +128,7 @@ def _groups(cleanable: list[Segment], cfg: TopicConfig) -> list[list[Segment]]:
         seg_offset_entries = len(seg.index.positions) + 1
         seg_time_entries = len(seg.time_index.timestamps) + 1
         if group and (
-            size + seg.size > cfg.segment_bytes
+            size + seg.valid_end > cfg.segment_bytes
             or offset_entries + seg_offset_entries > max_offset_entries
             or time_entries + seg_time_entries > max_time_entries
             or seg.next_offset - 1 - group[0].base_offset > INT_MAX
@@ -137,7 +137,7 @@ def _groups(cleanable: list[Segment], cfg: TopicConfig) -> list[list[Segment]]:
             groups.append(group)
             size = offset_entries = time_entries = 0
         group.append(seg)
-        size += seg.size
+        size += seg.valid_end
         offset_entries += seg_offset_entries
         time_entries += seg_time_entries
     return groups
@@ -175,7 +175,7 @@ def _rewrite(
                 offset_deltas=[cols.offsets[i] - base for i in keep],
             )
             out.append(data, parse_header(data))
-    if out.max_timestamp >= 0 and out.size:
+    if out.max_timestamp >= 0 and out.valid_end:
         # Like a roll: a final time entry so the segment's max timestamp is known.
         out.time_index.append(out.max_timestamp, out.last_batch_base())
     return removed

@@ -29,7 +29,7 @@ finds no batch there, and the reader rebuilds the index (`rebuild_indexes`) and
 starts again instead of failing on good data.
 
 Threads and processes: only the holder of the partition lock appends, truncates or
-recovers. Readers use `pread` on their own view of `size` (the end of the last
+recovers. Readers use `pread` on their own view of `valid_end` (the end of the last
 complete batch they know of) and never see a partial batch; a reader in another
 process learns of new batches with `catch_up`, which validates before it trusts.
 """
@@ -40,6 +40,7 @@ import os
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from log.batch import HEADER_SIZE, LENGTH_FIELD_END, MAGIC, BatchHeader, parse_header, verify_crc
 from log.errors import CorruptRecordError
@@ -52,8 +53,18 @@ GAPS_ANYWHERE = 1 << 63  # `gaps_below` of a segment whose gaps nothing bounds
 _MIN_BATCH_LENGTH = HEADER_SIZE - LENGTH_FIELD_END
 
 
-# (buffer, position of the batch in the buffer, position in the file, header)
-ScannedBatch = tuple[bytes, int, int, BatchHeader]
+class ScannedBatch(NamedTuple):
+    """One batch a scan found: where it is in the buffer read and in the file."""
+
+    buffer: bytes
+    position: int  # of the batch in `buffer`
+    file_position: int  # of the batch in the data file
+    header: BatchHeader
+
+
+# Builds a ScannedBatch without the Python-level `__new__` a NamedTuple call runs
+# (half the cost, paid once per batch scanned; small batches feel it).
+_new_tuple = tuple.__new__
 
 
 def segment_name(base_offset: int, suffix: str = ".log") -> str:
@@ -99,7 +110,10 @@ class Segment:
         self.gaps_below = GAPS_ANYWHERE
         # Offsets at or past this belong to the next segment (None: no next one yet).
         self.offset_limit: int | None = None
-        self.size = 0  # end of the last complete, valid batch this object knows of
+        # The end of the last complete, valid batch this object knows of: readers
+        # never read past it. Not the file size: a torn tail or another process's
+        # batch not yet taken in (`catch_up`) may lie beyond it.
+        self.valid_end = 0
         self.next_offset = base_offset
         self.first_timestamp = -1  # first batch's first timestamp (for time-based roll)
         self.max_timestamp = -1
@@ -117,8 +131,9 @@ class Segment:
     def _scan(
         self, start: int, limit: int, *, expected_next: int | None, check_crc: bool = True
     ) -> Iterator[ScannedBatch]:
-        """Yield (buffer, position in buffer, file position, header) for each batch
-        in [start, limit). Raises _Invalid at the first batch that does not check out."""
+        """Yield a ScannedBatch (buffer, position in buffer, file position, header)
+        for each batch in [start, limit). Raises _Invalid at the first batch that does
+        not check out."""
         file_pos = start
         while file_pos < limit:
             want = min(max(_READ_CHUNK, HEADER_SIZE), limit - file_pos)
@@ -142,7 +157,7 @@ class Segment:
                         break
                 if check_crc and not verify_crc(buf, pos, header):
                     raise _Invalid(file_pos + pos, "CRC mismatch")
-                yield buf, pos, file_pos + pos, header
+                yield _new_tuple(ScannedBatch, (buf, pos, file_pos + pos, header))
                 expected_next = header.next_offset
                 pos += header.size
                 progressed = True
@@ -173,9 +188,9 @@ class Segment:
             raise _Invalid(position, f"offset {header.last_offset} belongs to the next segment")
 
     def batches(self, start: int, limit: int | None = None) -> Iterator[ScannedBatch]:
-        """Committed batches from byte `start` up to this view's `size`; a batch
+        """Committed batches from byte `start` up to this view's `valid_end`; a batch
         that fails its checks raises CorruptRecordError with its position."""
-        end = self.size if limit is None else limit
+        end = self.valid_end if limit is None else limit
         try:
             yield from self._scan(start, end, expected_next=None)
         except _Invalid as exc:
@@ -201,7 +216,7 @@ class Segment:
                 named = position > 0 and self.batch_named(offset, position) is not None
                 start = self._restart_indexes_at(position if named else 0)
         truncated = self._scan_and_cut(start, file_size, writer=True)
-        if self.size > 0 and self.first_timestamp < 0:
+        if self.valid_end > 0 and self.first_timestamp < 0:
             self.first_timestamp = parse_header(os.pread(self._fd, HEADER_SIZE, 0)).first_timestamp
         return truncated
 
@@ -247,7 +262,7 @@ class Segment:
         ):
             return self._restart_indexes_at(0)
         self._bytes_since_index = 0
-        self.size = position
+        self.valid_end = position
         self.next_offset = header.base_offset
         self.max_timestamp = tidx.timestamps[-1]
         return position
@@ -259,7 +274,7 @@ class Segment:
         if position == 0:
             self.index.clear()
             self.time_index.clear()
-            self.size, self.next_offset, self.max_timestamp = 0, self.base_offset, -1
+            self.valid_end, self.next_offset, self.max_timestamp = 0, self.base_offset, -1
             self.first_timestamp = -1
             return 0
         self.index.truncate_to_position(position + 1)
@@ -267,7 +282,7 @@ class Segment:
         # The entry at `position` keeps its time entry: the scan re-derives only
         # the entries after it.
         self.time_index.truncate_to_offset(header.base_offset + 1)
-        self.size = position
+        self.valid_end = position
         self.next_offset = header.base_offset
         self.max_timestamp = self.time_index.timestamps[-1] if self.time_index.timestamps else -1
         return position
@@ -286,16 +301,16 @@ class Segment:
         except _Invalid as exc:
             position = exc.position
             if not writer:
-                self.size = position
+                self.valid_end = position
                 return 0
             cut = file_size - position
             os.ftruncate(self._fd, position)
             os.fsync(self._fd)
             self.index.truncate_to_position(position)
             self.time_index.truncate_to_offset(self.next_offset)
-            self.size = position
+            self.valid_end = position
             return cut
-        self.size = position
+        self.valid_end = position
         return 0
 
     def _account(self, header: BatchHeader, position: int, *, index: bool) -> None:
@@ -313,23 +328,23 @@ class Segment:
         if header.max_timestamp > self.max_timestamp:
             self.max_timestamp = header.max_timestamp
         self.next_offset = header.next_offset
-        self.size = position + header.size
+        self.valid_end = position + header.size
 
     def catch_up(self, *, writer: bool) -> int:
-        """Take in batches another process appended since this view's `size`.
+        """Take in batches another process appended since this view's `valid_end`.
         A writer (holding the lock, so no one else is writing) cuts a torn tail;
         a reader stops before it. Returns bytes cut."""
         file_size = self.file_size()
-        if file_size == self.size:
+        if file_size == self.valid_end:
             return 0
         if writer:
             # The other writer's index entries past our view are dropped and
             # re-derived by the validating scan below.
             self.index.load()
             self.time_index.load()
-            self.index.truncate_to_position(self.size)
+            self.index.truncate_to_position(self.valid_end)
             self.time_index.truncate_to_offset(self.next_offset)
-        return self._scan_and_cut(self.size, file_size, writer=writer)
+        return self._scan_and_cut(self.valid_end, file_size, writer=writer)
 
     def same_file(self) -> bool:
         """False once the name points at another file (a compaction swapped it)."""
@@ -355,11 +370,11 @@ class Segment:
                 self.max_timestamp = (
                     self.time_index.timestamps[-1] if self.time_index.timestamps else -1
                 )
-        self.size = start
+        self.valid_end = start
         self._scan_and_cut(start, self.file_size(), writer=False)
         if not trusted:
             self.rebuild_indexes(closed=False, write=False)
-        if self.size > 0 and self.first_timestamp < 0:
+        if self.valid_end > 0 and self.first_timestamp < 0:
             self.first_timestamp = parse_header(os.pread(self._fd, HEADER_SIZE, 0)).first_timestamp
 
     # ------------------------------------------------------ closed segments
@@ -371,7 +386,7 @@ class Segment:
         in memory (a reader). Returns the check that failed, or None."""
         self.index.load(repair=False)
         self.time_index.load(repair=False)
-        self.size = self.file_size()
+        self.valid_end = self.file_size()
         self.next_offset = self.offset_limit = next_offset
         problem = self.index_problem()
         if problem is not None:
@@ -382,7 +397,7 @@ class Segment:
         else:
             self.max_timestamp = -1
             try:  # no entry: a small segment; a damaged batch is for its reader to report
-                for _buf, _pos, _fp, header in self._scan(0, self.size, expected_next=None):
+                for _buf, _pos, _fp, header in self._scan(0, self.valid_end, expected_next=None):
                     self.max_timestamp = max(self.max_timestamp, header.max_timestamp)
             except _Invalid:
                 pass
@@ -393,9 +408,9 @@ class Segment:
         batch the last offset entry names: cheap, done once on load."""
         idx, tidx = self.index, self.time_index
         max_rel = self.next_offset - self.base_offset - 1
-        problem = idx.check(max_rel=max_rel, max_position=self.size - HEADER_SIZE) or tidx.check(
-            max_rel=max_rel
-        )
+        problem = idx.check(
+            max_rel=max_rel, max_position=self.valid_end - HEADER_SIZE
+        ) or tidx.check(max_rel=max_rel)
         if problem is not None:
             return problem
         if idx.positions:
@@ -409,7 +424,7 @@ class Segment:
         return None
 
     def rebuild_indexes(self, *, closed: bool, write: bool) -> None:
-        """Derive both indexes from the batches in [0, size) again, by the rule
+        """Derive both indexes from the batches in [0, valid_end) again, by the rule
         `append` follows; a closed segment also gets the final time entry of its
         roll. A damaged batch ends the entries (a read that meets it reports it), so
         every entry names a batch that checks out. `write` replaces the files (only
@@ -420,7 +435,7 @@ class Segment:
         max_ts = -1
         last_base = base
         try:
-            for _buf, _pos, position, header in self._scan(0, self.size, expected_next=None):
+            for _buf, _pos, position, header in self._scan(0, self.valid_end, expected_next=None):
                 if position > 0 and since >= self.index_interval_bytes:
                     rel.append(header.base_offset - base)
                     positions.append(position)
@@ -461,7 +476,7 @@ class Segment:
 
     def append(self, data: bytes | bytearray, header: BatchHeader) -> int:
         """Write one encoded batch at the end; return its position. Under the lock."""
-        position = self.size
+        position = self.valid_end
         if position > 0 and self._bytes_since_index >= self.index_interval_bytes:
             self.index.append(header.base_offset, position)
             self.time_index.append(
@@ -479,7 +494,7 @@ class Segment:
             self.max_timestamp = header.max_timestamp
         self.next_offset = header.next_offset
         self.unsynced_bytes += len(data)
-        self.size = position + len(data)  # last: readers trust `size`
+        self.valid_end = position + len(data)  # last: readers trust `valid_end`
         return position
 
     def sync(self) -> None:
@@ -494,16 +509,7 @@ class Segment:
         self.index.sync()
         self.time_index.sync()
 
-    def truncate_to(self, position: int) -> None:
-        os.ftruncate(self._fd, position)
-        self.index.truncate_to_position(position)
-        self.size = position
-
     # ---------------------------------------------------------------- lifecycle
-
-    @property
-    def is_empty(self) -> bool:
-        return self.size == 0
 
     def close(self) -> None:
         self.index.close()
@@ -524,4 +530,6 @@ class Segment:
                 pass
 
     def __repr__(self) -> str:
-        return f"Segment({self.path.name}, size={self.size}, next_offset={self.next_offset})"
+        return (
+            f"Segment({self.path.name}, valid_end={self.valid_end}, next_offset={self.next_offset})"
+        )

@@ -157,7 +157,7 @@ def test_writer_sees_a_roll_within_one_tick_of_the_directory_clock(
     log.close()
     again = make_log()
     assert _read_all(again) == [(i, b"x%d" % i) for i in range(5)]
-    assert again.partition("t", 0).recovered_bytes == 0
+    assert again.partition("t", 0).truncated_bytes == 0
 
 
 def test_writer_sees_a_roll_whose_writer_died_midway(make_log, subprocess_env) -> None:

@@ -124,16 +124,16 @@ def test_reads_inside_one_batch_decode_it_once(
 ) -> None:
     """A consumer taking fewer records than a batch holds gets the rest of the batch
     from the read that cut it, not from decoding the batch again."""
-    import log.partition
+    import log.partition_read
 
     decoded: list[int] = []
-    real = log.partition.decode_records
+    real = log.partition_read.decode_records
 
     def counting(*args: object, **kwargs: object) -> object:
         decoded.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(log.partition, "decode_records", counting)
+    monkeypatch.setattr(log.partition_read, "decode_records", counting)
     file_log.create_topic("t", 1)
     file_log.append("t", 0, [b"%d" % i for i in range(10)], headers=[[("h", b"x")]] * 10)
     file_log.append("t", 0, [b"10", b"11"])
@@ -209,7 +209,7 @@ def test_roll_by_size_and_age(make_log, clock) -> None:
         log.append("t", 0, [b"x" * 150])
     part = log.partition("t", 0)
     assert len(part.segments) >= 2
-    assert all(s.size <= 1000 for s in part.segments[:-1])
+    assert all(s.valid_end <= 1000 for s in part.segments[:-1])
     before = len(part.segments)
     clock.advance(60_001)
     log.append("t", 0, [b"y"])

@@ -157,7 +157,7 @@ def test_sigkilled_writer_loses_no_acked_record(make_log, spawn, tmp_path, kill_
         end = len(records)
         assert log.append(TOPIC, 0, [b"after"]) == range(end, end + 1)
     with make_log(log_dir) as log:
-        assert log.partition(TOPIC, 0).recovered_bytes == 0
+        assert log.partition(TOPIC, 0).truncated_bytes == 0
         assert log.read(TOPIC, 0, end)[0].value == b"after"
 
 

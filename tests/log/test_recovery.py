@@ -157,7 +157,7 @@ def test_torn_tail_at_every_byte_is_cut_to_the_batch_boundary(tmp_path, codec, l
         with _open(copy, clock) as log:
             part = log.partition(TOPIC, 0)
             where = f"torn at {length} (batch at {last_start}..{file_end})"
-            assert part.recovered_bytes == length - last_start, where
+            assert part.truncated_bytes == length - last_start, where
             assert torn.stat().st_size == last_start, where
             assert log.latest_offset(TOPIC, 0) == last_base, where
             assert _read_all(log) == kept, where
@@ -174,7 +174,7 @@ def test_torn_tail_at_every_byte_is_cut_to_the_batch_boundary(tmp_path, codec, l
             ], where
         # The repaired log opens again with nothing left to cut.
         with _open(copy, clock) as log:
-            assert log.partition(TOPIC, 0).recovered_bytes == 0, where
+            assert log.partition(TOPIC, 0).truncated_bytes == 0, where
             assert _read_all(log)[: len(kept)] == kept, where
             assert log.latest_offset(TOPIC, 0) == last_base + 2, where
 
@@ -488,7 +488,7 @@ def test_a_base_offset_raised_into_the_next_segment_is_cut(tmp_path) -> None:
     assert header.next_offset == next_base
     _flip_bit(logs[0], position + 2, 0)  # the base offset grows by 65536
     with _open(log_dir, clock) as log:
-        assert log.partition(TOPIC, 0).recovered_bytes == header.size
+        assert log.partition(TOPIC, 0).truncated_bytes == header.size
         assert [p.name for p in _segment_logs(pdir)] == [logs[0].name]
         assert _read_all(log) == [r for r in records if r.offset < header.base_offset]
         assert log.latest_offset(TOPIC, 0) == header.base_offset
@@ -517,7 +517,7 @@ def test_damaged_index_entry_at_the_recovery_point_cuts_nothing(tmp_path) -> Non
     assert 0 < at_recovery_point < len(entries) - 1, "the test needs entries after it"
     _flip_bit(index, 8 * at_recovery_point + 4, 2)
     with _open(copy, clock) as log:
-        assert log.partition(TOPIC, 0).recovered_bytes == 0
+        assert log.partition(TOPIC, 0).truncated_bytes == 0
         assert _read_all(log) == records
 
 
@@ -550,7 +550,7 @@ def test_garbage_after_the_last_batch_is_cut(tmp_path, garbage) -> None:
     with open(damaged, "ab") as f:
         f.write(garbage)
     with _open(copy, clock) as log:
-        assert log.partition(TOPIC, 0).recovered_bytes == len(garbage)
+        assert log.partition(TOPIC, 0).truncated_bytes == len(garbage)
         assert damaged.stat().st_size == size
         assert _read_all(log) == records
         end = records[-1].offset + 1
@@ -574,7 +574,7 @@ def test_a_repeated_last_batch_is_cut(tmp_path) -> None:
     damaged.write_bytes(raw + raw[position:])
     with _open(copy, clock) as log:
         # A partition is recovered when it is first opened, not with the FileLog.
-        assert log.partition(TOPIC, 0).recovered_bytes == header.size
+        assert log.partition(TOPIC, 0).truncated_bytes == header.size
         assert damaged.stat().st_size == len(raw)
         assert _read_all(log) == records
         assert log.latest_offset(TOPIC, 0) == header.next_offset

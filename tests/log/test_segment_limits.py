@@ -140,7 +140,7 @@ def test_a_full_index_rolls_the_segment(
     log.close()
     log = make_log(clock=clock)
     assert _read_all(log, "t") == expected
-    assert log.partition("t", 0).recovered_bytes == 0
+    assert log.partition("t", 0).truncated_bytes == 0
     if growing_timestamps:
         start = ManualClock().now
         assert log.offset_for_timestamp("t", 0, start + 700) == 700
@@ -192,4 +192,4 @@ def test_compaction_keeps_each_cleaned_segment_within_an_index_entrys_reach(
     log.close()
     log = make_log(clock=clock)
     assert _read_all(log, "c") == expected
-    assert log.partition("c", 0).recovered_bytes == 0
+    assert log.partition("c", 0).truncated_bytes == 0
