@@ -53,59 +53,44 @@ def _increasing(column: array) -> bool:
     return all(map(lt, column, column[1:]))
 
 
-def _read(path: Path, entry_size: int) -> tuple[bytes, str | None]:
-    """The file's whole entries, and what is wrong with the file if anything."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return b"", "missing"
-    torn = len(data) % entry_size
-    if torn:
-        return data[: len(data) - torn], f"{torn} bytes of a torn last entry"
-    return data, None
+class _IndexFile:
+    """The file handling both indexes share: one file of fixed-size entries, kept in
+    memory as two parallel arrays, appended one entry per `write` and rewritten whole
+    after a cut or a rebuild. Subclasses say how an entry packs (`_ENTRY`) and
+    which two columns it holds (`_columns`, `_set_columns`)."""
 
-
-class OffsetIndex:
-    """Owns `<base>.index`."""
-
-    ENTRY_SIZE = _OFFSET_ENTRY.size
+    _ENTRY: struct.Struct
 
     def __init__(self, path: Path, base_offset: int) -> None:
         self.path = path
         self.base_offset = base_offset
         self.rel_offsets = array("I")
-        self.positions = array("I")
-        self.problem: str | None = None
+        self.problem: str | None = None  # what `load` found wrong with the file
         self._fd = -1
+
+    def _columns(self) -> tuple[array, array]:
+        """The two in-memory columns, in the order an entry packs them."""
+        raise NotImplementedError
+
+    def _set_columns(self, data: bytes) -> None:
+        """Replace the in-memory columns with the entries in `data`."""
+        raise NotImplementedError
 
     def load(self, *, repair: bool = True) -> None:
         """Read the file into memory, dropping a torn last entry (and, with
         `repair`, cutting it from the file). What was wrong with the file is kept
         in `problem` for `check`."""
-        data, self.problem = _read(self.path, _OFFSET_ENTRY.size)
-        both = array("I")
-        both.frombytes(data)
-        if not _LITTLE:
-            both.byteswap()
-        self.rel_offsets, self.positions = both[0::2], both[1::2]
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            data, self.problem = b"", "missing"
+        else:
+            torn = len(data) % self._ENTRY.size
+            self.problem = f"{torn} bytes of a torn last entry" if torn else None
+            data = data[: len(data) - torn]
+        self._set_columns(data)
         if self.problem is not None and self.problem != "missing" and repair:
             self.rewrite()
-
-    def check(self, *, max_rel: int | None = None, max_position: int | None = None) -> str | None:
-        """Why the loaded index cannot be trusted, or None (see the module docstring).
-        No entry is ever at position 0: a segment's first batch needs none."""
-        if self.problem is not None:
-            return f"{self.path.name}: {self.problem}"
-        rel, pos = self.rel_offsets, self.positions
-        if not rel:
-            return None
-        if not (_increasing(rel) and _increasing(pos)) or pos[0] == 0:
-            return f"{self.path.name}: entries out of order"
-        if max_rel is not None and rel[-1] > max_rel:
-            return f"{self.path.name}: an entry names an offset past the segment"
-        if max_position is not None and pos[-1] > max_position:
-            return f"{self.path.name}: an entry points past the data"
-        return None
 
     def create(self) -> None:
         """Create the empty file: a new segment's indexes exist from the start, so a
@@ -117,56 +102,30 @@ class OffsetIndex:
         if self._fd < 0:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
-    def append(self, offset: int, position: int) -> None:
-        rel = offset - self.base_offset
-        if self.rel_offsets and (rel <= self.rel_offsets[-1] or position <= self.positions[-1]):
-            return  # never out of order: keeps the arrays searchable
+    def _write_entry(self, first: int, second: int) -> None:
+        """Append one entry to the file (the caller appends it to the columns)."""
         self.open_for_append()
-        os.write(self._fd, _OFFSET_ENTRY.pack(rel, position))
-        self.rel_offsets.append(rel)
-        self.positions.append(position)
+        os.write(self._fd, self._ENTRY.pack(first, second))
 
     def full(self, max_bytes: int) -> bool:
         """Whether as many entries as fit in `max_bytes` (`segment.index.bytes`)
-        are written."""
-        return len(self.positions) >= max_bytes // _OFFSET_ENTRY.size
+        are written. With growing timestamps the time index fills first (its entries
+        are larger), as in Kafka."""
+        return len(self.rel_offsets) >= max_bytes // self._ENTRY.size
 
-    def lookup(self, offset: int) -> tuple[int, int]:
-        """(offset, position) of the last entry at or before `offset`; the segment
-        start when there is none. Scanning from there finds `offset`'s batch."""
-        i = bisect_right(self.rel_offsets, offset - self.base_offset) - 1
-        if i < 0:
-            return self.base_offset, 0
-        return self.base_offset + self.rel_offsets[i], self.positions[i]
-
-    def last(self) -> tuple[int, int]:
-        if not self.rel_offsets:
-            return self.base_offset, 0
-        return self.base_offset + self.rel_offsets[-1], self.positions[-1]
-
-    def truncate_to_position(self, position: int) -> None:
-        """Drop entries pointing at or past `position` (the data file was cut there)."""
-        keep = bisect_left(self.positions, position)
-        if keep < len(self.positions):
-            del self.rel_offsets[keep:]
-            del self.positions[keep:]
+    def _cut(self, keep: int) -> None:
+        """Keep the first `keep` entries (rewriting the file when that drops any)."""
+        first, second = self._columns()
+        if keep < len(first):
+            del first[keep:]
+            del second[keep:]
             self.rewrite()
-
-    def drop_last(self) -> None:
-        del self.rel_offsets[-1:]
-        del self.positions[-1:]
-        self.rewrite()
-
-    def clear(self) -> None:
-        self.rel_offsets, self.positions = array("I"), array("I")
-        self.rewrite()
 
     def rewrite(self) -> None:
         """Write the in-memory entries out whole (after a cut or a rebuild)."""
         self.close()
-        data = b"".join(
-            _OFFSET_ENTRY.pack(r, p) for r, p in zip(self.rel_offsets, self.positions, strict=True)
-        )
+        pack = self._ENTRY.pack
+        data = b"".join(pack(a, b) for a, b in zip(*self._columns(), strict=True))
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             os.write(fd, data)
@@ -184,27 +143,94 @@ class OffsetIndex:
             self._fd = -1
 
 
-class TimeIndex:
+class OffsetIndex(_IndexFile):
+    """Owns `<base>.index`."""
+
+    _ENTRY = _OFFSET_ENTRY
+    ENTRY_SIZE = _OFFSET_ENTRY.size
+
+    def __init__(self, path: Path, base_offset: int) -> None:
+        super().__init__(path, base_offset)
+        self.positions = array("I")
+
+    def _columns(self) -> tuple[array, array]:
+        return self.rel_offsets, self.positions
+
+    def _set_columns(self, data: bytes) -> None:
+        both = array("I")
+        both.frombytes(data)
+        if not _LITTLE:
+            both.byteswap()
+        self.rel_offsets, self.positions = both[0::2], both[1::2]
+
+    def check(self, *, max_rel: int | None = None, max_position: int | None = None) -> str | None:
+        """Why the loaded index cannot be trusted, or None (see the module docstring).
+        No entry is ever at position 0: a segment's first batch needs none."""
+        if self.problem is not None:
+            return f"{self.path.name}: {self.problem}"
+        rel, pos = self.rel_offsets, self.positions
+        if not rel:
+            return None
+        if not (_increasing(rel) and _increasing(pos)) or pos[0] == 0:
+            return f"{self.path.name}: entries out of order"
+        if max_rel is not None and rel[-1] > max_rel:
+            return f"{self.path.name}: an entry names an offset past the segment"
+        if max_position is not None and pos[-1] > max_position:
+            return f"{self.path.name}: an entry points past the data"
+        return None
+
+    def append(self, offset: int, position: int) -> None:
+        rel = offset - self.base_offset
+        if self.rel_offsets and (rel <= self.rel_offsets[-1] or position <= self.positions[-1]):
+            return  # never out of order: keeps the arrays searchable
+        self._write_entry(rel, position)
+        self.rel_offsets.append(rel)
+        self.positions.append(position)
+
+    def lookup(self, offset: int) -> tuple[int, int]:
+        """(offset, position) of the last entry at or before `offset`; the segment
+        start when there is none. Scanning from there finds `offset`'s batch."""
+        i = bisect_right(self.rel_offsets, offset - self.base_offset) - 1
+        if i < 0:
+            return self.base_offset, 0
+        return self.base_offset + self.rel_offsets[i], self.positions[i]
+
+    def last(self) -> tuple[int, int]:
+        if not self.rel_offsets:
+            return self.base_offset, 0
+        return self.base_offset + self.rel_offsets[-1], self.positions[-1]
+
+    def truncate_to_position(self, position: int) -> None:
+        """Drop entries pointing at or past `position` (the data file was cut there)."""
+        self._cut(bisect_left(self.positions, position))
+
+    def drop_last(self) -> None:
+        del self.rel_offsets[-1:]
+        del self.positions[-1:]
+        self.rewrite()
+
+    def clear(self) -> None:
+        self.rel_offsets, self.positions = array("I"), array("I")
+        self.rewrite()
+
+
+class TimeIndex(_IndexFile):
     """Owns `<base>.timeindex`."""
 
+    _ENTRY = _TIME_ENTRY
     ENTRY_SIZE = _TIME_ENTRY.size
 
     def __init__(self, path: Path, base_offset: int) -> None:
-        self.path = path
-        self.base_offset = base_offset
+        super().__init__(path, base_offset)
         self.timestamps = array("q")
-        self.rel_offsets = array("I")
-        self.problem: str | None = None
-        self._fd = -1
 
-    def load(self, *, repair: bool = True) -> None:
-        """As `OffsetIndex.load`."""
-        data, self.problem = _read(self.path, _TIME_ENTRY.size)
+    def _columns(self) -> tuple[array, array]:
+        return self.timestamps, self.rel_offsets
+
+    def _set_columns(self, data: bytes) -> None:
         entries = list(zip(*_TIME_ENTRY.iter_unpack(data), strict=True))
         ts, rel = entries if entries else ((), ())
         self.timestamps, self.rel_offsets = array("q", ts), array("I", rel)
-        if self.problem is not None and self.problem != "missing" and repair:
-            self.rewrite()
 
     def check(self, *, max_rel: int | None = None) -> str | None:
         """Why the loaded index cannot be trusted, or None (see the module docstring)."""
@@ -224,23 +250,9 @@ class TimeIndex:
             max_timestamp <= self.timestamps[-1] or rel <= self.rel_offsets[-1]
         ):
             return
-        self.open_for_append()
-        os.write(self._fd, _TIME_ENTRY.pack(max_timestamp, rel))
+        self._write_entry(max_timestamp, rel)
         self.timestamps.append(max_timestamp)
         self.rel_offsets.append(rel)
-
-    def create(self) -> None:
-        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644))
-        self.problem = None
-
-    def open_for_append(self) -> None:
-        if self._fd < 0:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-
-    def full(self, max_bytes: int) -> bool:
-        """As `OffsetIndex.full`. With growing timestamps this one fills first (its
-        entries are larger), as in Kafka."""
-        return len(self.timestamps) >= max_bytes // _TIME_ENTRY.size
 
     def lookup(self, timestamp: int) -> int:
         """An offset from which scanning forward finds the first record with a
@@ -251,33 +263,9 @@ class TimeIndex:
         return self.base_offset + self.rel_offsets[i]
 
     def truncate_to_offset(self, next_offset: int) -> None:
-        keep = bisect_left(self.rel_offsets, next_offset - self.base_offset)
-        if keep < len(self.rel_offsets):
-            del self.timestamps[keep:]
-            del self.rel_offsets[keep:]
-            self.rewrite()
+        """Drop entries naming `next_offset` or later (the data was cut before it)."""
+        self._cut(bisect_left(self.rel_offsets, next_offset - self.base_offset))
 
     def clear(self) -> None:
         self.timestamps, self.rel_offsets = array("q"), array("I")
         self.rewrite()
-
-    def rewrite(self) -> None:
-        self.close()
-        data = b"".join(
-            _TIME_ENTRY.pack(t, r) for t, r in zip(self.timestamps, self.rel_offsets, strict=True)
-        )
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        self.problem = None
-
-    def sync(self) -> None:
-        if self._fd >= 0:
-            os.fsync(self._fd)
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
