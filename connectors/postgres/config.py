@@ -9,6 +9,13 @@ form wherever they come from, whatever the server's defaults.
 
 `time.precision.mode`, `decimal.handling.mode` and `interval.handling.mode` are
 Debezium's keys for how column types map (`connectors.postgres.columns.TypeOptions`).
+
+Debezium 1.x's names still run, because its tutorials and the configs users copied from
+them (debezium-examples' tutorial/register-postgres.json) use them: `database.server.name`
+is `topic.prefix`; `schema.whitelist` / `schema.blacklist` are `schema.include.list` /
+`schema.exclude.list`; `table.whitelist` / `table.blacklist` are `table.include.list` /
+`table.exclude.list`. `parse_config` folds the schema lists into the table lists (one
+`table.include.list` regex over `schema.table`), so the task filters on one pair.
 """
 
 from __future__ import annotations
@@ -18,7 +25,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
-    NO_DEFAULT,
     ConfigDef,
     ConfigError,
     ConfigType,
@@ -105,11 +111,21 @@ CONFIG = (
     .define(
         "topic.prefix",
         ConfigType.STRING,
-        NO_DEFAULT,
+        None,
         _topic_prefix,
         Importance.HIGH,
         "Logical name of the server: the prefix of every topic (<prefix>.<schema>.<table>) "
-        "and the source partition",
+        "and the source partition (required; Debezium 1.x's database.server.name is taken "
+        "when this is not set)",
+        group=_CDC,
+    )
+    .define(
+        "database.server.name",
+        ConfigType.STRING,
+        None,
+        _topic_prefix,
+        Importance.LOW,
+        "Debezium 1.x's name of topic.prefix",
         group=_CDC,
     )
     .define(
@@ -185,6 +201,61 @@ CONFIG = (
         _regexes,
         Importance.MEDIUM,
         "Regular expressions matched against schema.table: capture all but these",
+        group=_CDC,
+    )
+    .define(
+        "schema.include.list",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.MEDIUM,
+        "Regular expressions matched against schema names: capture only tables in these "
+        "(together with the table lists: a table must pass both)",
+        group=_CDC,
+    )
+    .define(
+        "schema.exclude.list",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.MEDIUM,
+        "Regular expressions matched against schema names: capture no table in these",
+        group=_CDC,
+    )
+    .define(
+        "schema.whitelist",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.LOW,
+        "Debezium 1.x's name of schema.include.list",
+        group=_CDC,
+    )
+    .define(
+        "schema.blacklist",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.LOW,
+        "Debezium 1.x's name of schema.exclude.list",
+        group=_CDC,
+    )
+    .define(
+        "table.whitelist",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.LOW,
+        "Debezium 1.x's name of table.include.list",
+        group=_CDC,
+    )
+    .define(
+        "table.blacklist",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.LOW,
+        "Debezium 1.x's name of table.exclude.list",
         group=_CDC,
     )
     .define(
@@ -291,8 +362,59 @@ CONFIG = (
 )
 
 
+# Each current key and its Debezium 1.x name.
+_FORMER_NAMES = {
+    "topic.prefix": "database.server.name",
+    "schema.include.list": "schema.whitelist",
+    "schema.exclude.list": "schema.blacklist",
+    "table.include.list": "table.whitelist",
+    "table.exclude.list": "table.blacklist",
+}
+
+
+def _either(cfg: Mapping[str, Any], key: str) -> Any:
+    """`key`'s value, else its Debezium 1.x name's; both set is a ConfigError."""
+    former = _FORMER_NAMES[key]
+    if cfg[key] and cfg[former]:
+        raise ConfigError(key, cfg[key], f"set {key} or its former name {former}, not both")
+    return cfg[key] or cfg[former]
+
+
+def _table_filter(cfg: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(table.include.list, table.exclude.list) over `schema.table` meaning what the
+    schema and table lists (and their 1.x names) mean together: a table is captured
+    when its schema passes the schema lists and its name the table lists. Without a
+    schema list the table lists are as given; with one, a single include regex:
+    lookaheads for the schema lists and the table exclusions, then the table inclusions
+    (or any table)."""
+    tables_in, tables_out = _either(cfg, "table.include.list"), _either(cfg, "table.exclude.list")
+    schemas_in, schemas_out = (
+        _either(cfg, "schema.include.list"),
+        _either(cfg, "schema.exclude.list"),
+    )
+    if not schemas_in and not schemas_out:
+        return list(tables_in), list(tables_out)
+    guards = []
+    if schemas_in:
+        guards.append(f"(?=(?:{'|'.join(schemas_in)})\\.)")
+    if schemas_out:
+        guards.append(f"(?!(?:{'|'.join(schemas_out)})\\.)")
+    if tables_out and not tables_in:
+        guards.append(f"(?!(?:{'|'.join(tables_out)})\\Z)")
+    body = f"(?:{'|'.join(tables_in)})" if tables_in else "[^.]+\\.[^.]+"
+    return ["".join(guards) + body], []
+
+
 def parse_config(props: Mapping[str, Any]) -> dict[str, Any]:
     cfg = CONFIG.parse(props)
+    cfg["topic.prefix"] = _either(cfg, "topic.prefix")
+    if not cfg["topic.prefix"]:
+        raise ConfigError(
+            "topic.prefix",
+            None,
+            "the prefix of every topic: give topic.prefix (or Debezium 1.x's database.server.name)",
+        )
+    cfg["table.include.list"], cfg["table.exclude.list"] = _table_filter(cfg)
     if not cfg["database.hostname"] and not cfg["connection.url"]:
         raise ConfigError(
             "database.hostname",
