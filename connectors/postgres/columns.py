@@ -100,7 +100,6 @@ __all__ = [
     "column_type",
     "copy_unescape",
     "list_tables",
-    "make_struct",
     "read_table",
     "text_converter",
 ]
@@ -134,15 +133,6 @@ class TypeOptions:
 
 
 DEFAULT_TYPES = TypeOptions()
-
-
-def make_struct(schema: Schema, values: list[Any]) -> Struct:
-    """A Struct over values already converted for its fields (no second validation:
-    this is the per-row hot path of the snapshot and the stream)."""
-    struct = Struct.__new__(Struct)
-    struct.schema = schema
-    struct._values = values
-    return struct
 
 
 # ------------------------------------------------------------ calendar arithmetic
@@ -471,7 +461,7 @@ def _variable_scale(schema: Schema) -> Callable[[str], Struct]:
                 f"numeric {text} has no VariableScaleDecimal value; "
                 "set decimal.handling.mode=string"
             ) from None
-        return make_struct(schema, [len(fraction), unscaled_bytes(unscaled)])
+        return Struct.trusted(schema, [len(fraction), unscaled_bytes(unscaled)])
 
     return convert
 

@@ -31,6 +31,7 @@ from connect.api import (
     Date,
     Decimal,
     Schema,
+    Struct,
     Time,
     Timestamp,
     Type,
@@ -41,7 +42,6 @@ from connectors.jdbc.types import (
     DBZ_ZONED_TIME,
     DBZ_ZONED_TIMESTAMP,
 )
-from connectors.postgres.columns import make_struct
 
 __all__ = [
     "CONNECTOR",
@@ -112,7 +112,7 @@ def zero_value(schema: Schema) -> Any:
         if name == Decimal.LOGICAL_NAME:
             return decimal.Decimal(0).scaleb(-Decimal.scale(schema))
         if name == DBZ_VARIABLE_SCALE_DECIMAL:
-            return make_struct(schema, [0, b"\x00"])
+            return Struct.trusted(schema, [0, b"\x00"])
         if name in _ZERO_BY_NAME:
             return _ZERO_BY_NAME[name]
     return _ZERO_BY_TYPE.get(schema.type, 0)

@@ -42,7 +42,6 @@ from connectors.postgres.columns import (
     OID,
     Table,
     copy_unescape,
-    make_struct,
 )
 from connectors.postgres.copy_arrow import CopyArrowParser
 from connectors.postgres.envelope import CONNECTOR, SOURCE_SCHEMA, VERSION
@@ -314,7 +313,7 @@ class SnapshotPhase:
         return self._parsers[table.qualified]
 
     def _source(self, table: Table) -> Struct:
-        return make_struct(
+        return Struct.trusted(
             SOURCE_SCHEMA,
             [
                 VERSION,
@@ -377,22 +376,14 @@ class SnapshotPhase:
         key_indexes = table.key_indexes
         source = self._source(table)
         now = int(time.time() * 1000)
-        new = object.__new__
+        # Each row's values were converted for its columns' schemas (read_table).
+        trusted = Struct.trusted
         values: list[Struct] = []
         keys: list[Struct] | None = [] if key_schema is not None else None
         for row in rows:
-            after = new(Struct)
-            after.schema = value_schema
-            after._values = row
-            value = new(Struct)
-            value.schema = env
-            value._values = [None, after, source, "r", now]
-            values.append(value)
+            values.append(trusted(env, [None, trusted(value_schema, row), source, "r", now]))
             if keys is not None:
-                key = new(Struct)
-                key.schema = key_schema
-                key._values = [row[i] for i in key_indexes]
-                keys.append(key)
+                keys.append(trusted(key_schema, [row[i] for i in key_indexes]))
         out = [self.pending] if self.pending is not None else []
         out += SourceRecord.batch(
             table.topic,
@@ -412,12 +403,11 @@ class SnapshotPhase:
         self.pending = None
         if last is None:
             return None
-        value = last.value
-        src = value._values[2]
-        src_values = list(src._values)
+        values = list(last.value.values())
+        src_values = list(values[2].values())
         src_values[4] = "last"
-        value._values = list(value._values)
-        value._values[2] = make_struct(SOURCE_SCHEMA, src_values)
+        values[2] = Struct.trusted(SOURCE_SCHEMA, src_values)
+        last.value = Struct.trusted(last.value.schema, values)
         last.source_offset = dict(
             self.offset, last_snapshot_record=True, lsn_commit=self.consistent_lsn
         )

@@ -80,7 +80,7 @@ from connectors.postgres.checks import (
     quote,
     slot_state,
 )
-from connectors.postgres.columns import Table, list_tables, make_struct, read_table
+from connectors.postgres.columns import Table, list_tables, read_table
 from connectors.postgres.config import (
     CONFIG,
     connection_params,
@@ -410,7 +410,7 @@ class PostgresCdcSourceTask(SourceTask):
         return schema
 
     def _source(self, table: Table, lsn: int, ts_ms: int) -> Struct:
-        return make_struct(
+        return Struct.trusted(
             _SOURCE,
             [
                 VERSION,
@@ -445,13 +445,13 @@ class PostgresCdcSourceTask(SourceTask):
                 )
             elif v is None and key_only and not fields[i].schema.optional:
                 values[i] = zero_value(fields[i].schema)
-        return make_struct(table.value_schema, values)
+        return Struct.trusted(table.value_schema, values)
 
     def _key_of(self, table: Table, row: Struct | None) -> Any:
         if table.key_schema is None or row is None:
             return None
-        vals = row._values
-        return make_struct(table.key_schema, [vals[i] for i in table.key_indexes])
+        vals = row.values()
+        return Struct.trusted(table.key_schema, [vals[i] for i in table.key_indexes])
 
     def _change(self, lsn: int, msg: Any, out: list[SourceRecord]) -> None:
         if isinstance(msg, pgo.Truncate):
@@ -506,7 +506,7 @@ class PostgresCdcSourceTask(SourceTask):
         out: list[SourceRecord],
     ) -> None:
         ts_ms = self._commit_us // 1000
-        value = make_struct(
+        value = Struct.trusted(
             self._envelope(table),
             [before, after, self._source(table, lsn, ts_ms), op, int(time.time() * 1000)],
         )
@@ -549,9 +549,9 @@ class PostgresCdcSourceTask(SourceTask):
             SourceRecord.of(
                 f"__debezium-heartbeat.{self._prefix}",
                 HEARTBEAT_KEY_SCHEMA,
-                make_struct(HEARTBEAT_KEY_SCHEMA, [self._prefix]),
+                Struct.trusted(HEARTBEAT_KEY_SCHEMA, [self._prefix]),
                 HEARTBEAT_VALUE_SCHEMA,
-                make_struct(HEARTBEAT_VALUE_SCHEMA, [int(time.time() * 1000)]),
+                Struct.trusted(HEARTBEAT_VALUE_SCHEMA, [int(time.time() * 1000)]),
                 self._partition,
                 offset,
             )

@@ -407,8 +407,6 @@ def _project(value: Any, target: Schema) -> Any:
     """`value` (a Struct of an older or newer schema) as a Struct of `target`."""
     if not isinstance(value, Struct) or target.type.value != "struct":
         return value
-    out = Struct.__new__(Struct)
-    out.schema = target
     values = []
     source = value.schema
     for f in target.fields:
@@ -425,5 +423,5 @@ def _project(value: Any, target: Schema) -> Any:
                 f"{f.name!r} has no value and no default"
             )
         values.append(v)
-    out._values = values
-    return out
+    # Values of a valid struct, or defaults of `target`'s own fields.
+    return Struct.trusted(target, values)

@@ -107,7 +107,7 @@ def _avro_required(schema: Schema, names: set[str]) -> Any:
 def _plain(value: Any) -> Any:
     """What fastavro writes for a Connect value (structs as dicts)."""
     if isinstance(value, Struct):
-        return {f.name: _plain(v) for f, v in zip(value.schema.fields, value._values, strict=True)}
+        return {f.name: _plain(v) for f, v in zip(value.schema.fields, value.values(), strict=True)}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):

@@ -72,16 +72,13 @@ def to_struct(schema: Schema, value: dict[str, Any] | None) -> Struct | None:
     trusted to fit: it came from an object whose schema this is."""
     if value is None:
         return None
-    struct = Struct.__new__(Struct)
-    struct.schema = schema
     values = []
     for f in schema.fields:
         v = value.get(f.name)
         if v is not None:
             v = _nested(f.schema, v)
         values.append(v)
-    struct._values = values
-    return struct
+    return Struct.trusted(schema, values)
 
 
 def from_plain(schema: Schema, value: Any) -> Any:

@@ -95,9 +95,11 @@ def _plainer(schema: Schema, numeric: bool) -> Callable[[Any], Any]:
         names = [f.name for f in schema.fields]
         subs = [_plainer(f.schema, numeric) for f in schema.fields]
         if all(s is _identity for s in subs):
-            return lambda v: None if v is None else dict(zip(names, v._values, strict=True))
+            return lambda v: None if v is None else dict(zip(names, v.values(), strict=True))
         return lambda v: (
-            None if v is None else {n: s(x) for n, s, x in zip(names, subs, v._values, strict=True)}
+            None
+            if v is None
+            else {n: s(x) for n, s, x in zip(names, subs, v.values(), strict=True)}
         )
     if t is Type.ARRAY:
         assert schema.value_schema is not None

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connect.api import ConnectError, DataError, Type
+from connect.api import ConnectError, DataError, Struct, Type
 from connect.api.arrow import batch_from_values, to_connect
-from connectors.postgres.columns import Table, TypeOptions, make_struct, read_table
+from connectors.postgres.columns import Table, TypeOptions, read_table
 from connectors.postgres.config import connection_params
 from connectors.postgres.copy_arrow import CopyArrowParser
 from connectors.postgres.snapshot import parse_copy_text
@@ -35,7 +35,7 @@ def _per_row(table: Table, chunk: bytes) -> tuple[list[list[Any]], pa.RecordBatc
     is marked escapable: the per-row path then looks for escapes everywhere, which
     changes nothing where there are none."""
     rows = parse_copy_text(chunk.decode(), table.converters, [True] * len(table.columns))
-    structs = [make_struct(table.value_schema, row) for row in rows]
+    structs = [Struct.trusted(table.value_schema, row) for row in rows]
     return rows, batch_from_values(table.value_schema, structs)
 
 
