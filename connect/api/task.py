@@ -9,7 +9,11 @@ SourceTask lifecycle (one thread per task):
 4. `commit_record(record, metadata)` for each record once it is durable in the log
    (metadata None: a transform dropped it) — or, for a task that overrides it,
    `commit_records(records, metadata)` once per appended batch — then `commit()`
-   after each offset flush;
+   after each offset flush. Durable means the log has fsynced the record, so the
+   calls come in rounds, on the task's thread between polls, in the order polled:
+   after each offset flush (before `commit()`) and sooner, with an fsync of their
+   own, when `poll()` returns nothing or the oldest waiting record has waited about
+   a second;
 5. `stop()` — called from another thread; make `poll()` return soon.
 
 SinkTask lifecycle (one thread per task; every call on that thread but `stop`):
@@ -97,7 +101,9 @@ class SourceTask(Task):
         """Offsets up to the last flush are committed (default: nothing to do)."""
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        """`record` is durable in the log at `metadata` (default: nothing to do)."""
+        """`record` is durable in the log at `metadata`: the log has fsynced it, so a
+        crash cannot lose it (default: nothing to do). See the module docstring for
+        when the runtime calls it."""
 
     def commit_records(
         self, records: Sequence[SourceRecord], metadata: Sequence[RecordMetadata | None]

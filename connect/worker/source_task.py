@@ -8,8 +8,9 @@ One iteration (numbered as in the code):
    points; a failing batch is redone record by record under the error policy).
 4. Append one batch per (topic, partition); the partition is the record's own, else
    Kafka's murmur2 of the key bytes, else one partition per poll round-robin.
-5. Remember each source partition's latest offset, and tell the task which records
-   are in the log (`commit_record`, only if the task overrides it).
+5. Remember each source partition's latest offset, and queue the acknowledgement of
+   the appended records (`commit_record` and its batch forms, only if the task
+   overrides one) for when they are durable: see "Acknowledgements" below.
 
 A `SourceBatch` in what `poll()` returns (Arrow columns for many records) takes the
 same steps on its columns (`_send_batch`): the chain's `apply_batch`, the converters'
@@ -21,12 +22,26 @@ dead-letter queue see records exactly as they would have.
 Offset commit, every `offset.flush.interval.ms`, on a clean stop and after a failure:
 1. fsync every log partition written since the last commit;
 2. write the remembered offsets to the offset store (fsynced there);
-3. call the task's `commit()`.
+3. acknowledge the records queued in step 5 (`commit_record`, ...): step 1 made them
+   durable;
+4. call the task's `commit()`.
 So a committed source offset never points past records a crash could lose. After a
 failure the same commit is safe (Kafka's WorkerSourceTask makes it too): step 5 above
 remembers a poll's offsets only once every record of it is in the log (or dropped by
 the error policy), so a poll, a send or an append that raised left nothing remembered
 past its records, and what was remembered is what a restart must not write again.
+
+Acknowledgements: the plugin API promises `commit_record` once a record is durable,
+and an append is not durable until its partition's fsync. So the acknowledgements
+wait in a queue (one entry per appended batch, not per record) and are delivered
+right after an fsync that covers them: step 3 of the offset commit, or sooner,
+without writing offsets (steps 1 and 3 alone, `_acknowledge`), when a poll comes back
+empty, when the oldest has waited `_ACK_MAX_DELAY_S`, or when `_ACK_MAX_RECORDS`
+records wait. Why the early rounds: a source that learns from `commit_record` what
+it may release (a CDC source's WAL position, a verifiable source's report) should
+not wait a minute-long `offset.flush.interval.ms` for it, and the queue holds the
+records themselves, so it must stay small; one fsync per round is no cost beside
+the appends it covers. A task that overrides none of the hooks queues nothing.
 """
 
 from __future__ import annotations
@@ -60,7 +75,14 @@ __all__ = ["WorkerSourceTask"]
 
 _log = logging.getLogger("connect.worker")
 
+#: How long an acknowledgement may wait for its fsync, and how many records may wait
+#: (see "Acknowledgements" in the module docstring).
+_ACK_MAX_DELAY_S = 1.0
+_ACK_MAX_RECORDS = 100_000
+
 Transform = Callable[[SourceRecord], SourceRecord | None]
+#: A queued acknowledgement: the plugin's hook, the records or batch, their metadata.
+_Ack = tuple[Callable[[Any, Any], None], Any, Sequence[RecordMetadata | None]]
 #: Creates a topic the first time a source writes to it: (topic) -> None.
 TopicCreator = Callable[[str], None]
 
@@ -158,6 +180,9 @@ class WorkerSourceTask(WorkerTask):
         self._last_commit = time.monotonic()
         self._pending: dict[bytes, tuple[Mapping[str, Any], Mapping[str, Any] | None]] = {}
         self._written: set[tuple[str, int]] = set()
+        self._acks: list[_Ack] = []
+        self._ack_records = 0  # how many records `_acks` holds
+        self._acks_since = 0.0  # time.monotonic() when the oldest was queued
         self._known_topics: dict[str, int] = {}
         self._keys = KeyPartitioner()
         self._round_robin = 0
@@ -213,6 +238,12 @@ class WorkerSourceTask(WorkerTask):
                 self._send_mixed(records)
             else:
                 self._send(records)
+        if self._acks and (
+            not records
+            or self._ack_records >= _ACK_MAX_RECORDS
+            or time.monotonic() - self._acks_since >= _ACK_MAX_DELAY_S
+        ):
+            self._acknowledge()
         self._maybe_commit()
 
     def commit_final(self) -> None:
@@ -261,7 +292,7 @@ class WorkerSourceTask(WorkerTask):
             if out is None or not len(out):
                 self._remember_offsets([batch])
                 if self._wants_commit_record:
-                    self.plugin.commit_batch(batch, [None] * len(batch))
+                    self._queue_ack(self.plugin.commit_batch, batch, [None] * len(batch))
                 return None
             encoded = self._encode_batch(out)
         except Exception as exc:  # the record path reports it under the error policy
@@ -327,7 +358,7 @@ class WorkerSourceTask(WorkerTask):
                 mask = np.zeros(len(original), dtype=bool)
                 mask[rows] = True
                 original = original.filter(mask)
-            self.plugin.commit_batch(original, _Landed(topic, p, offsets, stamps))
+            self._queue_ack(self.plugin.commit_batch, original, _Landed(topic, p, offsets, stamps))
 
     def _send(self, records: list[SourceRecord]) -> None:
         # Step 2
@@ -360,7 +391,7 @@ class WorkerSourceTask(WorkerTask):
         # Step 5
         self._remember_offsets(records)
         if self._wants_commit_record and dropped:
-            self.plugin.commit_records(dropped, [None] * len(dropped))
+            self._queue_ack(self.plugin.commit_records, dropped, [None] * len(dropped))
 
     def _convert(
         self, topic: str, recs: list[SourceRecord]
@@ -507,7 +538,9 @@ class WorkerSourceTask(WorkerTask):
         self.metrics.log_appends += 1
         if self._wants_commit_record:
             stamps = timestamps or [int(time.time() * 1000)] * len(values)
-            self.plugin.commit_records(originals, _Landed(topic, p, offsets, stamps))
+            self._queue_ack(
+                self.plugin.commit_records, originals, _Landed(topic, p, offsets, stamps)
+            )
 
     def _remember_offsets(self, records: list[SourceRecord]) -> None:
         pending = self._pending
@@ -530,23 +563,60 @@ class WorkerSourceTask(WorkerTask):
 
     # ---------------------------------------------------------------- commit
 
+    def _queue_ack(
+        self, hook: Callable[[Any, Any], None], items: Any, metadata: Sequence[Any]
+    ) -> None:
+        """Iteration step 5: acknowledge `items` through `hook` once they are durable."""
+        if not self._acks:
+            self._acks_since = time.monotonic()
+        self._acks.append((hook, items, metadata))
+        self._ack_records += len(metadata)
+
+    def _flush_written(self) -> None:
+        """fsync every log partition written since the last fsync."""
+        if self._written:
+            started = time.perf_counter()
+            for topic, p in self._written:
+                self._data_log.flush(topic, p)
+            self.metrics.fsync(time.perf_counter() - started)
+            self._written.clear()
+
+    def _deliver_acks(self) -> None:
+        """Call the queued acknowledgements in the order queued (the records are
+        durable: the caller has just fsynced what they were appended to)."""
+        acks, self._acks, self._ack_records = self._acks, [], 0
+        for hook, items, metadata in acks:
+            hook(items, metadata)
+
+    def _acknowledge(self) -> None:
+        """Steps 1 and 3 of the offset commit, without the offsets (see
+        "Acknowledgements" in the module docstring)."""
+        # Commit step 1
+        self._flush_written()
+        # Commit step 3
+        self._deliver_acks()
+
     def _maybe_commit(self) -> None:
         if time.monotonic() - self._last_commit >= self._flush_interval_s:
             self.commit_offsets()
 
     def commit_offsets(self) -> None:
-        """See the module docstring: fsync the log, then write offsets, then commit()."""
+        """See the module docstring: fsync the log, write offsets, acknowledge the
+        records, then commit(). A lapsed lease does none of it: the work's next owner
+        starts from the offsets committed before."""
         self._last_commit = time.monotonic()
-        if not self._pending or self.lease_lapsed():
+        if self.lease_lapsed():
+            return
+        if not self._pending:
+            if self._acks:  # records without a source offset still get theirs
+                self._acknowledge()
             return
         started = time.perf_counter()
         ok = False
         try:
-            if self._written:
-                for topic, p in self._written:
-                    self._data_log.flush(topic, p)
-                self.metrics.fsync(time.perf_counter() - started)
-                self._written.clear()
+            # Commit step 1
+            self._flush_written()
+            # Commit step 2
             pending, self._pending = self._pending, {}
             # A task's own commit: its worker's generation (0 standalone), never None,
             # which would make it an operator's edit (connect.storage.offsets).
@@ -555,4 +625,7 @@ class WorkerSourceTask(WorkerTask):
             ok = True
         finally:
             self.metrics.commit(time.perf_counter() - started, ok=ok)
+        # Commit step 3
+        self._deliver_acks()
+        # Commit step 4
         self.plugin.commit()

@@ -1,0 +1,173 @@
+"""`commit_record` (and `commit_records`, `commit_batch`) keep the plugin API's promise:
+a record is acknowledged only once it is durable in the log, i.e. after the fsync
+that covers it, not right after its append.
+
+Each task below checks, inside its own acknowledgement hook, whether the segment
+holding the record has been fsynced since the record was appended
+(`Segment.unsynced_bytes` is 0), on the real FileLog the worker writes to (the tasks
+run as threads, so they can see the herder's log object)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from connect.api import (
+    INT64_SCHEMA,
+    ConfigDef,
+    ConfigType,
+    Schema,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
+from connect.api.batches import SourceBatch
+from log import FileLog
+from tests.waiting import wait_until
+
+TOPIC = "durable"
+POLLS = 4
+PER_POLL = 5
+TOTAL = POLLS * PER_POLL
+VALUE = Schema.struct([("id", INT64_SCHEMA)], name="d.Value")
+
+
+def is_durable(log: FileLog, topic: str, partition: int, offset: int) -> bool:
+    """Whether the bytes of the record at `offset` have been fsynced: the segment that
+    holds it has nothing written since its last fsync."""
+    for segment in log.partition(topic, partition).segments:
+        if segment.base_offset <= offset < segment.next_offset:
+            return segment.unsynced_bytes == 0
+    raise AssertionError(f"{topic}-{partition} has no segment holding offset {offset}")
+
+
+class DurableCheckingSource(SourceConnector):
+    """Emits TOTAL records, PER_POLL a poll, as records (`mode=records`, acknowledged
+    through `commit_record`) or as SourceBatches (`mode=batches`, `commit_batch`).
+    With `idle=false` its poll never comes back empty (a paced source): it sends one
+    record with offset -1 a poll after the rest, as a heartbeat would."""
+
+    LOG: FileLog | None = None
+    #: (id, the record was durable when acknowledged) in acknowledgement order
+    ACKED: list[tuple[int, bool]] = []
+
+    def config(self) -> ConfigDef:
+        return (
+            ConfigDef()
+            .define("mode", ConfigType.STRING, "records")
+            .define("idle", ConfigType.BOOLEAN, True)
+        )
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = dict(props)
+
+    def task_class(self) -> type:
+        return DurableCheckingSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        return None
+
+
+class DurableCheckingSourceTask(SourceTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        self.mode = props.get("mode", "records")
+        self.idle = props.get("idle", "true") == "true"
+        self.next = 0
+        self._stopped = threading.Event()
+
+    def poll(self) -> list[Any] | None:
+        self._stopped.wait(0.02)
+        if self.next >= TOTAL:
+            if self.idle:
+                return None
+            return [self._record(-1)]
+        ids = list(range(self.next, self.next + PER_POLL))
+        self.next += PER_POLL
+        if self.mode == "batches":
+            values = pa.RecordBatch.from_arrays([pa.array(ids, pa.int64())], names=["id"])
+            return [
+                SourceBatch(
+                    topic=TOPIC,
+                    value_schema=VALUE,
+                    values=values,
+                    source_partition={"p": 0},
+                    source_offset={"id": ids[-1]},
+                )
+            ]
+        return [self._record(i) for i in ids]
+
+    def _record(self, i: int) -> SourceRecord:
+        return SourceRecord(
+            topic=TOPIC,
+            value_schema=INT64_SCHEMA,
+            value=i,
+            source_partition={"p": 0},
+            source_offset={"id": i},
+        )
+
+    def _check(self, ident: int, metadata: Any) -> None:
+        log = DurableCheckingSource.LOG
+        assert log is not None and metadata is not None
+        durable = is_durable(log, metadata.topic, metadata.partition, metadata.offset)
+        DurableCheckingSource.ACKED.append((ident, durable))
+
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        self._check(record.value, metadata)
+
+    def commit_batch(self, batch: Any, metadata: Sequence[Any]) -> None:
+        ids = batch.values.column(0).to_pylist()
+        for ident, meta in zip(ids, metadata, strict=True):
+            self._check(ident, meta)
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+def _run(start_herder: Callable[..., Any], interval_ms: str, **props: str) -> list:
+    DurableCheckingSource.ACKED.clear()
+    herder = start_herder(
+        {
+            "task.isolation": "thread",
+            "offset.flush.interval.ms": interval_ms,
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        }
+    )
+    DurableCheckingSource.LOG = herder.log
+    herder.put_connector_config(
+        "durable",
+        {"connector.class": f"{__name__}.DurableCheckingSource", **props},
+        allow_replace=False,
+    )
+    wait_until(
+        lambda: {i for i, _ in DurableCheckingSource.ACKED} >= set(range(TOTAL)),
+        timeout_s=30,
+        what="every record acknowledged",
+    )
+    return list(DurableCheckingSource.ACKED)
+
+
+@pytest.mark.parametrize("mode", ["records", "batches"])
+def test_a_record_is_acknowledged_only_once_durable(start_herder, mode: str) -> None:
+    acked = _run(start_herder, "100", mode=mode)
+    assert [i for i, durable in acked if not durable] == []
+    ids = [i for i, _ in acked if i >= 0]
+    assert ids == list(range(len(ids)))  # in the order polled, each once
+
+
+@pytest.mark.parametrize("idle", ["true", "false"])
+def test_acknowledgements_do_not_wait_for_a_distant_offset_commit(
+    start_herder, idle: str
+) -> None:
+    """Offsets are committed once a minute here; the records are still acknowledged
+    within seconds, after an fsync of their own: when the source has nothing more
+    (idle) or, for a source whose poll is never empty, within the worker's bound on
+    how long an acknowledgement may wait."""
+    acked = _run(start_herder, "60000", mode="records", idle=idle)
+    assert [i for i, durable in acked if not durable] == []
