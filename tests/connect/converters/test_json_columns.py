@@ -105,13 +105,13 @@ def batches(draw: st.DrawFn) -> tuple[Schema, list[Struct | None]]:
         if draw(st.integers(0, 15)) == 0:
             rows.append(None)
             continue
-        row = Struct(schema)
+        fields: list = [None] * len(schema.fields)
         for name, _, values in chosen:
             value = draw(values)
             if name == "inner" and draw(st.booleans()):
                 value = shared  # one object in many records, as a CDC `source` block
-            row._values[schema.field(name).index] = value
-        rows.append(row)
+            fields[schema.field(name).index] = value
+        rows.append(Struct.trusted(schema, fields))
     return schema, rows
 
 

@@ -144,7 +144,7 @@ def test_a_failed_put_rolls_its_truncate_back(url: str, pipeline) -> None:
     put = pipeline()
     put([change("c", 1, "a"), change("c", 2, "b")])
     bad = change("c", 3, "c")
-    bad.key._values[0] = None  # a null primary key: the database refuses it
+    bad.key = Struct.trusted(KEY, [None])  # a null primary key: the database refuses it
     with pytest.raises(ConnectError):
         put([change("t"), change("c", 9, "z"), bad])
     assert rows(url) == [(1, "a"), (2, "b")]  # one transaction: the truncate is undone

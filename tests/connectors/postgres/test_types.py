@@ -111,7 +111,7 @@ def after(record: Any) -> dict[str, Any]:
     return dict(
         zip(
             [f.name for f in record.value.schema.field("after").schema.fields],
-            record.value.get("after")._values,
+            record.value.get("after").values(),
             strict=True,
         )
     )
