@@ -3,7 +3,11 @@
 
 One session per process: `getOrCreate` hands every caller in a process the same one,
 and starting it costs 7–12 s of two cores here, so it is started only when something
-needs it. Spark's Python workers must run this interpreter (it has pyarrow and the
+needs it. It hands it back whatever master it is asked for, so a caller that names
+another place than the running session's (a cluster's spark:// URL while a local
+session runs, or another cluster) is refused with a ConfigError naming spark.master,
+instead of writing through the session that happens to run; a local master of any
+size (`local`, `local[2]`, `local[*]`) is served by any local session. Spark's Python workers must run this interpreter (it has pyarrow and the
 project), so PYSPARK_PYTHON defaults to `sys.executable`.
 """
 
@@ -13,6 +17,8 @@ import os
 import sys
 from collections.abc import Mapping
 from typing import Any
+
+from connect.api import ConfigError
 
 __all__ = ["spark_session"]
 
@@ -38,9 +44,26 @@ def spark_session(
     """The process's SparkSession, started with these settings if there is none."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    # What getOrCreate would hand back (None once stopped).
+    running = SparkContext._active_spark_context
+    if running is not None and not _same_place(str(running.master), master):
+        raise ConfigError(
+            "spark.master",
+            master,
+            f"this process already runs a Spark session on {running.master}, and a "
+            "process has one; run the tasks of each master in processes of their own "
+            "(task.isolation=process)",
+        )
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in {**DEFAULTS, **(conf or {})}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def _same_place(running: str, wanted: str) -> bool:
+    """Whether a session on `running` does the work asked of `wanted`: the same URL, or
+    both in this process (local masters differ only in threads)."""
+    return running == wanted or (running.startswith("local") and wanted.startswith("local"))

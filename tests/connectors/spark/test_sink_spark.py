@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from connect.api import TopicPartition
+from connect.api import ConfigError, TopicPartition
 from tests.connectors.spark.helpers import ORDER_V2, lake_files, order, records, start_task
 
 pytestmark = pytest.mark.spark
@@ -67,6 +67,27 @@ def test_the_spark_writer_publishes_the_same_files(spark: Any, tmp_path: Path) -
     again, context = start_task(tmp_path, flush_size="5", parquet_writer="spark")
     again.open([TP])
     assert context.seeks == {TP: 10}  # recovered through Hadoop's listing
+
+
+def test_a_cluster_master_is_never_served_by_the_local_session(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A process has one SparkContext and getOrCreate returns it whatever master is
+    asked for: a sink configured for a cluster, in a process that runs a local session,
+    wrote through the local one without a word. It is refused, naming spark.master."""
+    cluster = "spark://127.0.0.1:7077"
+    with pytest.raises(ConfigError) as refused:
+        start_task(tmp_path, parquet_writer="spark", spark_master=cluster)
+    assert refused.value.name == "spark.master"
+    assert str(refused.value) == (
+        f"Invalid value {cluster} for configuration spark.master: this process already "
+        "runs a Spark session on local[2], and a process has one; run the tasks of each "
+        "master in processes of their own (task.isolation=process)"
+    )
+    assert not list(tmp_path.rglob("*.parquet"))
+    # Another local master (threads differ) is served by the local session.
+    task, _ = start_task(tmp_path, parquet_writer="spark", spark_master="local[*]")
+    assert task.spark is spark and spark.sparkContext.master == "local[2]"
 
 
 def test_hadoop_storage_state_files_listing_and_refusals(spark: Any, tmp_path: Path) -> None:
