@@ -7,8 +7,12 @@ needs it. It hands it back whatever master it is asked for, so a caller that nam
 another place than the running session's (a cluster's spark:// URL while a local
 session runs, or another cluster) is refused with a ConfigError naming spark.master,
 instead of writing through the session that happens to run; a local master of any
-size (`local`, `local[2]`, `local[*]`) is served by any local session. Spark's Python workers must run this interpreter (it has pyarrow and the
-project), so PYSPARK_PYTHON defaults to `sys.executable`.
+size (`local`, `local[2]`, `local[*]`) is served by any local session.
+
+Spark's Python workers must run this interpreter (it has pyarrow and the project), so
+PYSPARK_PYTHON defaults to `sys.executable`; on a cluster, the executors run the
+driver's PYSPARK_PYTHON path and its PYTHONPATH, so every node needs the same
+interpreter with the project at the same path.
 """
 
 from __future__ import annotations
