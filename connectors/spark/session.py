@@ -10,9 +10,9 @@ instead of writing through the session that happens to run; a local master of an
 size (`local`, `local[2]`, `local[*]`) is served by any local session.
 
 Spark's Python workers must run this interpreter (it has pyarrow and the project), so
-PYSPARK_PYTHON defaults to `sys.executable`; on a cluster, the executors run the
-driver's PYSPARK_PYTHON path and its PYTHONPATH, so every node needs the same
-interpreter with the project at the same path.
+PYSPARK_PYTHON defaults to `sys.executable`; on a cluster, the executors start the
+driver's PYSPARK_PYTHON path, so every node needs an interpreter there that imports
+the project (installed in it, or on `spark.executorEnv.PYTHONPATH`).
 """
 
 from __future__ import annotations
