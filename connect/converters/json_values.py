@@ -155,6 +155,20 @@ def compile_encoder(
 
 
 def _encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    """The encoder of a non-null value of `schema`, built once per schema: a logical
+    type by its name first (its value is not of its base type), else one builder per
+    type. Each returns the closure that runs per value; no layer is added around it."""
+    logical = _logical_encoder(schema, numeric, where)
+    if logical is not None:
+        return logical
+    build = _ENCODER_BUILDERS.get(schema.type)
+    if build is None:
+        raise SchemaError(f"unsupported schema type {schema.type}")
+    return build(schema, numeric, replace_null, where)
+
+
+def _logical_encoder(schema: Schema, numeric: bool, where: str) -> Encoder | None:
+    """Decimal, Date, Time and Timestamp by their logical name; None for the rest."""
     name = schema.name
     if name == Decimal.LOGICAL_NAME:
         return _decimal_encoder(schema, numeric, where)
@@ -180,133 +194,171 @@ def _encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> E
             "datetime",
             where,
         )
+    return None
+
+
+def _int_encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    """An int of its type's range; an int subclass (not bool) is made a plain int."""
     t = schema.type
-    if t in _INT_RANGES:
-        low, high = _INT_RANGES[t]
+    low, high = _INT_RANGES[t]
 
-        def enc_int(value: Any) -> Any:
-            if type(value) is not int:
-                if not isinstance(value, int) or isinstance(value, bool):
-                    raise _fail(where, f"{t} expects an int, got {_kind(value)}")
-                value = int(value)
-            if low <= value <= high:
-                return value
-            raise _fail(where, f"{value} is out of range for {t}")
+    def enc_int(value: Any) -> Any:
+        if type(value) is not int:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise _fail(where, f"{t} expects an int, got {_kind(value)}")
+            value = int(value)
+        if low <= value <= high:
+            return value
+        raise _fail(where, f"{value} is out of range for {t}")
 
-        return enc_int
-    if t in (Type.FLOAT32, Type.FLOAT64):
+    return enc_int
 
-        def enc_float(value: Any) -> Any:
-            if type(value) is not float:
-                if not isinstance(value, (int, float)) or isinstance(value, bool):
-                    raise _fail(where, f"{t} expects a float, got {_kind(value)}")
-                value = float(value)
-            if value == 0.0 or 1e-3 <= abs(value) < 1e7:
-                return value
-            return _float_out(value)
 
-        return enc_float
-    if t is Type.BOOLEAN:
+def _float_encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    """A float; an int is widened. Values orjson would print unlike Java go through `_float_out`."""
+    t = schema.type
 
-        def enc_bool(value: Any) -> Any:
-            if value is True or value is False:
-                return value
-            raise _fail(where, f"boolean expects a bool, got {_kind(value)}")
+    def enc_float(value: Any) -> Any:
+        if type(value) is not float:
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise _fail(where, f"{t} expects a float, got {_kind(value)}")
+            value = float(value)
+        if value == 0.0 or 1e-3 <= abs(value) < 1e7:
+            return value
+        return _float_out(value)
 
-        enc_bool.passthrough = bool  # type: ignore[attr-defined]
-        return enc_bool
-    if t is Type.STRING:
+    return enc_float
 
-        def enc_str(value: Any) -> Any:
-            if type(value) is str:
-                return value
-            if isinstance(value, str):
-                return str(value)
-            raise _fail(where, f"string expects a str, got {_kind(value)}")
 
-        enc_str.passthrough = str  # type: ignore[attr-defined]
-        return enc_str
-    if t is Type.BYTES:
+def _bool_encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    """True or False only (orjson writes them as they are: `passthrough`)."""
 
-        def enc_bytes(value: Any) -> Any:
-            if isinstance(value, (bytes, bytearray, memoryview)):
-                return base64.b64encode(value).decode("ascii")
-            raise _fail(where, f"bytes expects bytes, got {_kind(value)}")
+    def enc_bool(value: Any) -> Any:
+        if value is True or value is False:
+            return value
+        raise _fail(where, f"boolean expects a bool, got {_kind(value)}")
 
-        return enc_bytes
-    if t is Type.ARRAY:
-        assert schema.value_schema is not None
-        item = compile_encoder(
-            schema.value_schema,
-            numeric_decimals=numeric,
-            replace_null=replace_null,
-            where=f"{where}[]",
-        )
+    enc_bool.passthrough = bool  # type: ignore[attr-defined]
+    return enc_bool
 
-        def enc_array(value: Any) -> Any:
-            if isinstance(value, (list, tuple)):
-                return [item(v) for v in value]
-            raise _fail(where, f"array expects a list, got {_kind(value)}")
 
-        return enc_array
-    if t is Type.MAP:
-        assert schema.key_schema is not None and schema.value_schema is not None
-        key = compile_encoder(
-            schema.key_schema,
-            numeric_decimals=numeric,
-            replace_null=replace_null,
-            where=f"{where} key",
-        )
-        val = compile_encoder(
-            schema.value_schema,
-            numeric_decimals=numeric,
-            replace_null=replace_null,
-            where=f"{where}{{}}",
-        )
-        if schema.key_schema.type is Type.STRING:
+def _str_encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    """A str (a subclass is made a plain str; orjson writes them as they are: `passthrough`)."""
 
-            def enc_object(value: Any) -> Any:
-                if isinstance(value, Mapping):
-                    return {key(k): val(v) for k, v in value.items()}
-                raise _fail(where, f"map expects a dict, got {_kind(value)}")
+    def enc_str(value: Any) -> Any:
+        if type(value) is str:
+            return value
+        if isinstance(value, str):
+            return str(value)
+        raise _fail(where, f"string expects a str, got {_kind(value)}")
 
-            return enc_object
+    enc_str.passthrough = str  # type: ignore[attr-defined]
+    return enc_str
 
-        def enc_pairs(value: Any) -> Any:
+
+def _bytes_encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    """Bytes as base64 text, as Kafka's JsonConverter writes them."""
+
+    def enc_bytes(value: Any) -> Any:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return base64.b64encode(value).decode("ascii")
+        raise _fail(where, f"bytes expects bytes, got {_kind(value)}")
+
+    return enc_bytes
+
+
+def _array_encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    """A list or tuple, each item through the item schema's encoder."""
+    assert schema.value_schema is not None
+    item = compile_encoder(
+        schema.value_schema,
+        numeric_decimals=numeric,
+        replace_null=replace_null,
+        where=f"{where}[]",
+    )
+
+    def enc_array(value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [item(v) for v in value]
+        raise _fail(where, f"array expects a list, got {_kind(value)}")
+
+    return enc_array
+
+
+def _map_encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    """A JSON object when keys are strings, else a list of [key, value] pairs (as Kafka)."""
+    assert schema.key_schema is not None and schema.value_schema is not None
+    key = compile_encoder(
+        schema.key_schema,
+        numeric_decimals=numeric,
+        replace_null=replace_null,
+        where=f"{where} key",
+    )
+    val = compile_encoder(
+        schema.value_schema,
+        numeric_decimals=numeric,
+        replace_null=replace_null,
+        where=f"{where}{{}}",
+    )
+    if schema.key_schema.type is Type.STRING:
+
+        def enc_object(value: Any) -> Any:
             if isinstance(value, Mapping):
-                return [[key(k), val(v)] for k, v in value.items()]
+                return {key(k): val(v) for k, v in value.items()}
             raise _fail(where, f"map expects a dict, got {_kind(value)}")
 
-        return enc_pairs
-    if t is Type.STRUCT:
-        fields = [
-            (
-                f.name,
-                f.index,
-                compile_encoder(
-                    f.schema,
-                    numeric_decimals=numeric,
-                    replace_null=replace_null,
-                    where=f"{where}.{f.name}" if where else f.name,
-                ),
-            )
-            for f in schema.fields
-        ]
+        return enc_object
 
-        def enc_struct(value: Any) -> Any:
-            if type(value) is not Struct:
-                if isinstance(value, Struct):
-                    pass
-                else:
-                    raise _fail(where, f"struct expects a Struct, got {_kind(value)}")
-            if value.schema is not schema and value.schema != schema:
-                raise _fail(where, f"mismatching struct schema: {value.schema!r} vs {schema!r}")
-            # All field values in one call: no by-name lookup per field on the hot path.
-            values = value.values()
-            return {n: e(values[i]) for n, i, e in fields}
+    def enc_pairs(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return [[key(k), val(v)] for k, v in value.items()]
+        raise _fail(where, f"map expects a dict, got {_kind(value)}")
 
-        return enc_struct
-    raise SchemaError(f"unsupported schema type {t}")
+    return enc_pairs
+
+
+def _struct_encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
+    """A Struct of exactly this schema as a JSON object in field order."""
+    fields = [
+        (
+            f.name,
+            f.index,
+            compile_encoder(
+                f.schema,
+                numeric_decimals=numeric,
+                replace_null=replace_null,
+                where=f"{where}.{f.name}" if where else f.name,
+            ),
+        )
+        for f in schema.fields
+    ]
+
+    def enc_struct(value: Any) -> Any:
+        if type(value) is not Struct:
+            if isinstance(value, Struct):
+                pass
+            else:
+                raise _fail(where, f"struct expects a Struct, got {_kind(value)}")
+        if value.schema is not schema and value.schema != schema:
+            raise _fail(where, f"mismatching struct schema: {value.schema!r} vs {schema!r}")
+        # All field values in one call: no by-name lookup per field on the hot path.
+        values = value.values()
+        return {n: e(values[i]) for n, i, e in fields}
+
+    return enc_struct
+
+
+_ENCODER_BUILDERS: dict[Type, Callable[[Schema, bool, bool, str], Encoder]] = {
+    **dict.fromkeys(_INT_RANGES, _int_encoder),
+    Type.FLOAT32: _float_encoder,
+    Type.FLOAT64: _float_encoder,
+    Type.BOOLEAN: _bool_encoder,
+    Type.STRING: _str_encoder,
+    Type.BYTES: _bytes_encoder,
+    Type.ARRAY: _array_encoder,
+    Type.MAP: _map_encoder,
+    Type.STRUCT: _struct_encoder,
+}
 
 
 def _decimal_encoder(schema: Schema, numeric: bool, where: str) -> Encoder:
@@ -444,148 +496,198 @@ def compile_decoder(schema: Schema, *, replace_null: bool = True, where: str = "
 
 
 def _decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """The decoder of a non-null JSON value of `schema`, built once per schema: a
+    logical type by its name first, else one builder per type. Each returns the
+    closure that runs per value; no layer is added around it."""
     name = schema.name
     if name == Decimal.LOGICAL_NAME:
         return _decimal_decoder(schema, where)
     if name in (Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME):
-        logical = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time}.get(name, Timestamp)
-        low, high = _INT_RANGES[Type.INT64 if logical is Timestamp else Type.INT32]
+        return _temporal_decoder(schema, replace_null, where)
+    build = _DECODER_BUILDERS.get(schema.type)
+    if build is None:
+        raise SchemaError(f"unsupported schema type {schema.type}")
+    return build(schema, replace_null, where)
 
-        def dec_temporal(value: Any) -> Any:
-            if type(value) is not int or not low <= value <= high:
-                raise _fail(
-                    where,
-                    f"invalid value for {name}: the representation should be an integer "
-                    f"but was {_kind(value)}",
-                )
-            try:
-                return logical.to_logical(schema, value)
-            except (DataError, OverflowError) as exc:
-                raise _fail(where, f"{value} is not a valid {name}: {exc}") from None
 
-        return dec_temporal
-    t = schema.type
-    if t in _INT_RANGES:
-        low, high = _INT_RANGES[t]
+def _temporal_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """Date, Time, Timestamp: an integer of the logical type's range, made its Python value."""
+    name = schema.name
+    logical = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time}.get(name, Timestamp)
+    low, high = _INT_RANGES[Type.INT64 if logical is Timestamp else Type.INT32]
 
-        def dec_int(value: Any) -> Any:
-            if type(value) is int and low <= value <= high:
-                return value
-            if type(value) is int:
-                raise _fail(where, f"{value} is out of range for {t}")
-            raise _fail(where, f"{t} expects an integer, got {_json_kind(value)}")
-
-        return dec_int
-    if t in (Type.FLOAT32, Type.FLOAT64):
-
-        def dec_float(value: Any) -> Any:
-            if type(value) is float:
-                return value
-            if type(value) is int or isinstance(value, _decimal.Decimal):
-                return float(value)
-            special = _NON_FINITE_IN.get(value) if type(value) is str else None
-            if special is not None:
-                return special
-            raise _fail(where, f"{t} expects a number, got {_json_kind(value)}")
-
-        return dec_float
-    if t is Type.BOOLEAN:
-
-        def dec_bool(value: Any) -> Any:
-            if value is True or value is False:
-                return value
-            raise _fail(where, f"boolean expects true or false, got {_json_kind(value)}")
-
-        dec_bool.passthrough = bool  # type: ignore[attr-defined]
-        return dec_bool
-    if t is Type.STRING:
-
-        def dec_str(value: Any) -> Any:
-            if type(value) is str:
-                return value
-            raise _fail(where, f"string expects a string, got {_json_kind(value)}")
-
-        dec_str.passthrough = str  # type: ignore[attr-defined]
-        return dec_str
-    if t is Type.BYTES:
-
-        def dec_bytes(value: Any) -> Any:
-            if type(value) is not str:
-                raise _fail(where, f"bytes expects a base64 string, got {_json_kind(value)}")
-            return _b64decode(value, where)
-
-        return dec_bytes
-    if t is Type.ARRAY:
-        assert schema.value_schema is not None
-        item = compile_decoder(schema.value_schema, replace_null=replace_null, where=f"{where}[]")
-
-        def dec_array(value: Any) -> Any:
-            if type(value) is list:
-                return [item(v) for v in value]
-            raise _fail(where, f"array expects a JSON array, got {_json_kind(value)}")
-
-        return dec_array
-    if t is Type.MAP:
-        assert schema.key_schema is not None and schema.value_schema is not None
-        key = compile_decoder(schema.key_schema, replace_null=replace_null, where=f"{where} key")
-        val = compile_decoder(schema.value_schema, replace_null=replace_null, where=f"{where}{{}}")
-        if schema.key_schema.type is Type.STRING:
-
-            def dec_object(value: Any) -> Any:
-                if type(value) is dict:
-                    return {k: val(v) for k, v in value.items()}
-                raise _fail(
-                    where,
-                    "maps with string keys should be encoded as JSON objects, but found "
-                    + _json_kind(value),
-                )
-
-            return dec_object
-
-        def dec_pairs(value: Any) -> Any:
-            if type(value) is not list:
-                raise _fail(
-                    where,
-                    "maps with non-string keys should be encoded as a JSON array of "
-                    f"[key, value] pairs, but found {_json_kind(value)}",
-                )
-            out = {}
-            for entry in value:
-                if type(entry) is not list or len(entry) != 2:
-                    raise _fail(where, f"invalid map entry {entry!r}: expected [key, value]")
-                k = key(entry[0])
-                try:
-                    out[k] = val(entry[1])
-                except TypeError:
-                    raise _fail(where, f"map key {k!r} cannot be a Python dict key") from None
-            return out
-
-        return dec_pairs
-    if t is Type.STRUCT:
-        fields = [
-            (
-                f.name,
-                compile_decoder(
-                    f.schema,
-                    replace_null=replace_null,
-                    where=f"{where}.{f.name}" if where else f.name,
-                ),
+    def dec_temporal(value: Any) -> Any:
+        if type(value) is not int or not low <= value <= high:
+            raise _fail(
+                where,
+                f"invalid value for {name}: the representation should be an integer "
+                f"but was {_kind(value)}",
             )
-            for f in schema.fields
-        ]
+        try:
+            return logical.to_logical(schema, value)
+        except (DataError, OverflowError) as exc:
+            raise _fail(where, f"{value} is not a valid {name}: {exc}") from None
 
-        def dec_struct(value: Any) -> Any:
-            if type(value) is not dict:
-                raise _fail(
-                    where,
-                    f"structs should be encoded as JSON objects, but found {_json_kind(value)}",
-                )
-            get = value.get
-            # Each decoder checked its value against its field's schema.
-            return Struct.trusted(schema, [d(get(n)) for n, d in fields])
+    return dec_temporal
 
-        return dec_struct
-    raise SchemaError(f"unsupported schema type {t}")
+
+def _int_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """An integer of its type's range (JSON has no other integer kinds)."""
+    t = schema.type
+    low, high = _INT_RANGES[t]
+
+    def dec_int(value: Any) -> Any:
+        if type(value) is int and low <= value <= high:
+            return value
+        if type(value) is int:
+            raise _fail(where, f"{value} is out of range for {t}")
+        raise _fail(where, f"{t} expects an integer, got {_json_kind(value)}")
+
+    return dec_int
+
+
+def _float_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """A number (or Kafka's "NaN", "Infinity", "-Infinity" strings) as a float."""
+    t = schema.type
+
+    def dec_float(value: Any) -> Any:
+        if type(value) is float:
+            return value
+        if type(value) is int or isinstance(value, _decimal.Decimal):
+            return float(value)
+        special = _NON_FINITE_IN.get(value) if type(value) is str else None
+        if special is not None:
+            return special
+        raise _fail(where, f"{t} expects a number, got {_json_kind(value)}")
+
+    return dec_float
+
+
+def _bool_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """true or false only (they decode to themselves: `passthrough`)."""
+
+    def dec_bool(value: Any) -> Any:
+        if value is True or value is False:
+            return value
+        raise _fail(where, f"boolean expects true or false, got {_json_kind(value)}")
+
+    dec_bool.passthrough = bool  # type: ignore[attr-defined]
+    return dec_bool
+
+
+def _str_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """A string (it decodes to itself: `passthrough`)."""
+
+    def dec_str(value: Any) -> Any:
+        if type(value) is str:
+            return value
+        raise _fail(where, f"string expects a string, got {_json_kind(value)}")
+
+    dec_str.passthrough = str  # type: ignore[attr-defined]
+    return dec_str
+
+
+def _bytes_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """A base64 string, as Kafka's JsonConverter writes bytes."""
+
+    def dec_bytes(value: Any) -> Any:
+        if type(value) is not str:
+            raise _fail(where, f"bytes expects a base64 string, got {_json_kind(value)}")
+        return _b64decode(value, where)
+
+    return dec_bytes
+
+
+def _array_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """A JSON array, each item through the item schema's decoder."""
+    assert schema.value_schema is not None
+    item = compile_decoder(schema.value_schema, replace_null=replace_null, where=f"{where}[]")
+
+    def dec_array(value: Any) -> Any:
+        if type(value) is list:
+            return [item(v) for v in value]
+        raise _fail(where, f"array expects a JSON array, got {_json_kind(value)}")
+
+    return dec_array
+
+
+def _map_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """A JSON object when keys are strings, else an array of [key, value] pairs (as Kafka)."""
+    assert schema.key_schema is not None and schema.value_schema is not None
+    key = compile_decoder(schema.key_schema, replace_null=replace_null, where=f"{where} key")
+    val = compile_decoder(schema.value_schema, replace_null=replace_null, where=f"{where}{{}}")
+    if schema.key_schema.type is Type.STRING:
+
+        def dec_object(value: Any) -> Any:
+            if type(value) is dict:
+                return {k: val(v) for k, v in value.items()}
+            raise _fail(
+                where,
+                "maps with string keys should be encoded as JSON objects, but found "
+                + _json_kind(value),
+            )
+
+        return dec_object
+
+    def dec_pairs(value: Any) -> Any:
+        if type(value) is not list:
+            raise _fail(
+                where,
+                "maps with non-string keys should be encoded as a JSON array of "
+                f"[key, value] pairs, but found {_json_kind(value)}",
+            )
+        out = {}
+        for entry in value:
+            if type(entry) is not list or len(entry) != 2:
+                raise _fail(where, f"invalid map entry {entry!r}: expected [key, value]")
+            k = key(entry[0])
+            try:
+                out[k] = val(entry[1])
+            except TypeError:
+                raise _fail(where, f"map key {k!r} cannot be a Python dict key") from None
+        return out
+
+    return dec_pairs
+
+
+def _struct_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
+    """A JSON object, its fields taken by name into a Struct built without a second check."""
+    fields = [
+        (
+            f.name,
+            compile_decoder(
+                f.schema,
+                replace_null=replace_null,
+                where=f"{where}.{f.name}" if where else f.name,
+            ),
+        )
+        for f in schema.fields
+    ]
+
+    def dec_struct(value: Any) -> Any:
+        if type(value) is not dict:
+            raise _fail(
+                where,
+                f"structs should be encoded as JSON objects, but found {_json_kind(value)}",
+            )
+        get = value.get
+        # Each decoder checked its value against its field's schema.
+        return Struct.trusted(schema, [d(get(n)) for n, d in fields])
+
+    return dec_struct
+
+
+_DECODER_BUILDERS: dict[Type, Callable[[Schema, bool, str], Decoder]] = {
+    **dict.fromkeys(_INT_RANGES, _int_decoder),
+    Type.FLOAT32: _float_decoder,
+    Type.FLOAT64: _float_decoder,
+    Type.BOOLEAN: _bool_decoder,
+    Type.STRING: _str_decoder,
+    Type.BYTES: _bytes_decoder,
+    Type.ARRAY: _array_decoder,
+    Type.MAP: _map_decoder,
+    Type.STRUCT: _struct_decoder,
+}
 
 
 def _decimal_decoder(schema: Schema, where: str) -> Decoder:
