@@ -75,37 +75,93 @@ def assign(
     if len(set(live)) != len(live):
         raise ValueError(f"a worker is listed twice among the members: {live}")
     wanted = Work.configured(configured).items()
-
-    # Step 1: what each live member may be running. Both halves count: what it reports
-    # (it may not have acknowledged a revocation yet) and what it was given (it may not
-    # have reported starting it yet). Anything in either must not start elsewhere.
-    owned = {m.worker_id: m.owned.items() for m in live_members}
-    given = {w: previous.targets.get(w, Work()).items() for w in live}
-    held = {w: owned[w] | given[w] for w in live}
-    revoked_before = {w: previous.revoked.get(w, Work()).items() for w in live}
-
+    # Step 1: what each live member may be running.
+    held = _Holdings.of(live_members, previous)
     # Step 2: the ledger of lost work.
     ledger = _ledger(previous, live, departures, now_ms=now_ms, config=config)
-    lost_owner = {item: e.worker_id for e in ledger.values() for item in e.work.items()}
-
     # Step 3: owners.
+    owners = _owners(wanted, held, ledger, live, now_ms=now_ms)
+    # Step 4: balance, per kind.
+    plans = [
+        _plan(_is_connector, owners.kept, owners.releasing, owners.free, live),
+        _plan(_is_task, owners.kept, owners.releasing, owners.free, live),
+    ]
+    backoff, deferred_until = _balance(
+        plans, owners, previous.backoff, now_ms=now_ms, config=config
+    )
+    # Step 5: placement.
+    placed: dict[str, set[Item]] = {w: set() for w in live}
+    if live:
+        for plan in plans:
+            _place(plan, owners.kept, placed, live)
+    # Step 6: result.
+    return _result(
+        previous, wanted, held, ledger, owners, placed, backoff, deferred_until, now_ms=now_ms
+    )
+
+
+@dataclass(slots=True)
+class _Holdings:
+    """Step 1: per live member, what it reports owning, what the previous generation
+    gave it, both together, and what the previous generation revoked from it."""
+
+    live: list[str]
+    owned: dict[str, frozenset[Item]]
+    given: dict[str, frozenset[Item]]
+    held: dict[str, frozenset[Item]]
+    revoked_before: dict[str, frozenset[Item]]
+
+    @staticmethod
+    def of(live_members: list[Member], previous: Assignment) -> _Holdings:
+        # Why both halves count: a member may not have acknowledged a revocation yet
+        # (it still reports the item) or not have reported starting what it was given;
+        # anything in either must not start elsewhere.
+        live = [m.worker_id for m in live_members]
+        owned = {m.worker_id: m.owned.items() for m in live_members}
+        given = {w: previous.targets.get(w, Work()).items() for w in live}
+        held = {w: owned[w] | given[w] for w in live}
+        revoked_before = {w: previous.revoked.get(w, Work()).items() for w in live}
+        return _Holdings(live, owned, given, held, revoked_before)
+
+
+@dataclass(slots=True)
+class _Owners:
+    """Step 3's outcome: per live worker the items it keeps, the items waiting for a
+    live member's release, the items waiting for a departed worker (by that worker),
+    and the free items to place."""
+
+    kept: dict[str, set[Item]]
+    releasing: set[Item]
+    waiting: dict[str, set[Item]]
+    free: list[Item]
+
+
+def _owners(
+    wanted: frozenset[Item],
+    held: _Holdings,
+    ledger: Mapping[str, LostWork],
+    live: list[str],
+    *,
+    now_ms: int,
+) -> _Owners:
+    """Step 3: where each configured item stays, or why it waits, or that it is free.
+    Work no longer configured is in no outcome: it is revoked from whoever holds it."""
+    lost_owner = {item: e.worker_id for e in ledger.values() for item in e.work.items()}
     holders: dict[Item, list[str]] = defaultdict(list)
     for w in live:  # sorted, so every holders list is sorted too
-        for item in held[w]:
+        for item in held.held[w]:
             holders[item].append(w)
-    kept: dict[str, set[Item]] = {w: set() for w in live}
-    releasing: set[Item] = set()  # revoked, still owned by a live member
-    waiting: dict[str, set[Item]] = defaultdict(set)
-    free: list[Item] = []
+    out = _Owners({w: set() for w in live}, set(), defaultdict(set), [])
+    kept, waiting = out.kept, out.waiting
     for item in sorted(wanted, key=item_sort_key):
         hs = holders.get(item, [])
-        keeper = _keeper(item, hs, owned, given, revoked_before)
+        keeper = _keeper(item, hs, held.owned, held.given, held.revoked_before)
         if keeper is not None:
             kept[keeper].add(item)
         elif hs:
             # Why: it was revoked and its worker has not acknowledged; starting it now
             # would run it twice.
-            releasing.add(item)
+            out.releasing.add(item)
         elif (lost_worker := lost_owner.get(item)) is not None:
             if lost_worker in kept:
                 # Why: its worker came back within the delay; it gets its own work back,
@@ -117,59 +173,75 @@ def assign(
                 waiting[lost_worker].add(item)
             else:
                 # Why: the delay is over; the work is spread like new work.
-                free.append(item)
+                out.free.append(item)
         else:
             # Why: new work, or work whose release was acknowledged: nobody runs it.
-            free.append(item)
+            out.free.append(item)
+    return out
 
-    # Step 4: balance, per kind.
-    backoff = previous.backoff
-    plans = [
-        _plan(_is_connector, kept, releasing, free, live),
-        _plan(_is_task, kept, releasing, free, live),
-    ]
+
+def _balance(
+    plans: list[_Plan],
+    owners: _Owners,
+    backoff: Backoff,
+    *,
+    now_ms: int,
+    config: AssignorConfig,
+) -> tuple[Backoff, int | None]:
+    """Step 4: revoke what workers hold over their fair share, unless lost work is
+    waiting or the back-off says wait. Returns the new back-off state and, when
+    balancing was deferred, when it may run."""
     over = any(plan.excess for plan in plans)
     balancing_allowed_at = backoff.last_revoking_ms + config.backoff_ms(backoff.streak)
-    deferred_until: int | None = None
-    if over and not waiting and now_ms >= balancing_allowed_at:
+    if over and not owners.waiting and now_ms >= balancing_allowed_at:
         # Why: a worker over its fair share gives up only the excess, so only what must
         # move moves; the work goes to the under-loaded workers in the next generation.
         for plan in plans:
             for w, count in plan.excess.items():
-                for item in _pick_revocations(kept[w], plan.is_kind, count):
-                    kept[w].discard(item)
-                    releasing.add(item)
-        backoff = Backoff(backoff.streak + 1, now_ms)
-    elif over and not waiting:
+                for item in _pick_revocations(owners.kept[w], plan.is_kind, count):
+                    owners.kept[w].discard(item)
+                    owners.releasing.add(item)
+        return Backoff(backoff.streak + 1, now_ms), None
+    if over and not owners.waiting:
         # Why: the previous rebalance revoked to balance too (workers joining one after
         # another); revoking again at once is a rebalance storm, so wait, doubling.
-        deferred_until = balancing_allowed_at
-    elif not over:
-        backoff = Backoff()
-    # (Over but lost work is waiting: no balancing revocation, as its worker may come
-    # back and the expiry spreads the work anyway; the streak is left as it was.)
+        return backoff, balancing_allowed_at
+    if not over:
+        return Backoff(), None
+    # Over but lost work is waiting: no balancing revocation, as its worker may come
+    # back and the expiry spreads the work anyway; the streak is left as it was.
+    return backoff, None
 
-    # Step 5: placement.
-    placed: dict[str, set[Item]] = {w: set() for w in live}
-    if live:
-        for plan in plans:
-            _place(plan, kept, placed, live)
 
-    # Step 6: result.
-    targets = {w: Work.from_items(kept[w] | placed[w]) for w in live}
+def _result(
+    previous: Assignment,
+    wanted: frozenset[Item],
+    held: _Holdings,
+    ledger: Mapping[str, LostWork],
+    owners: _Owners,
+    placed: Mapping[str, set[Item]],
+    backoff: Backoff,
+    deferred_until: int | None,
+    *,
+    now_ms: int,
+) -> Assignment:
+    """Step 6: targets, per-worker deltas, the lost-work ledger, the back-off state and
+    the delay until the next scheduled rebalance."""
+    live = held.live
+    targets = {w: Work.from_items(owners.kept[w] | placed[w]) for w in live}
     assigned = {}
     revoked = {}
     for w in live:
         target = targets[w].items()
-        start = target - owned[w]
-        stop = held[w] - target
+        start = target - held.owned[w]
+        stop = held.held[w] - target
         if start:
             assigned[w] = Work.from_items(start)
         if stop:
             revoked[w] = Work.from_items(stop)
     lost = tuple(
         LostWork(w, Work.from_items(items), ledger[w].lost_at_ms, ledger[w].deadline_ms)
-        for w, items in sorted(waiting.items())
+        for w, items in sorted(owners.waiting.items())
     )
     in_targets: set[Item] = set().union(*(t.items() for t in targets.values()))
     delays = [e.deadline_ms - now_ms for e in lost if e.deadline_ms > now_ms]
