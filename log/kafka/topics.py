@@ -17,6 +17,12 @@
      compacts nor deletes).
   5. Record the count and config in the topic registry.
 
+`alter_config` sends only the keys that change, with IncrementalAlterConfigs (SET, or
+DELETE for a key reset to its default): the older AlterConfigs replaced a topic's whole
+config, so a key set by someone else between our read and our write was lost, and
+confluent-kafka deprecates it. Values go to the broker in Kafka's spelling
+(`_broker_config`); the registry keeps Tributary's.
+
 `delete_topic`, growing a topic past the broker's count, listing and deleting groups
 need the admin API and raise AdminUnavailableError without it.
 """
@@ -27,7 +33,14 @@ import time
 from collections.abc import Callable, Mapping
 
 import confluent_kafka
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+)
 
 from log.config import TopicConfig
 from log.errors import InvalidConfigError, TopicExistsError, UnknownTopicOrPartitionError
@@ -39,6 +52,21 @@ from log.names import validate_topic_name
 __all__ = ["TopicAdmin"]
 
 _EXISTS = confluent_kafka.KafkaError.TOPIC_ALREADY_EXISTS
+
+#: Values Tributary spells differently from a Kafka broker, per key. Why: FileLog's
+#: `compression.type=none` (the codec's name in the batch format) is `uncompressed` to
+#: a broker, which refuses `none` with INVALID_CONFIG.
+_BROKER_VALUES: dict[str, dict[str, str]] = {"compression.type": {"none": "uncompressed"}}
+
+
+def _broker_value(key: str, value: object) -> str:
+    text = str(value)
+    return _BROKER_VALUES.get(key, {}).get(text, text)
+
+
+def _broker_config(config: Mapping[str, object]) -> dict[str, str]:
+    """A topic config as a broker takes it: strings, in Kafka's spelling."""
+    return {k: _broker_value(k, v) for k, v in config.items()}
 
 
 class TopicAdmin:
@@ -127,7 +155,7 @@ class TopicAdmin:
         topic = NewTopic(
             name,
             num_partitions=partitions,
-            config={k: str(v) for k, v in config.items()},
+            config=_broker_config(config),
         )
         future = self._admin.create_topics([topic], request_timeout=self._config.timeout_s)[name]
         try:
@@ -215,13 +243,18 @@ class TopicAdmin:
         merged = {**(entry.config if entry is not None else {}), **changes}
         merged = {k: v for k, v in merged.items() if v is not None}
         TopicConfig.parse(merged)
-        if self.cluster.has_admin:
-            resource = confluent_kafka.admin.ConfigResource(
-                "topic", name, set_config={k: str(v) for k, v in merged.items()}
-            )
-            future = self._admin.alter_configs([resource], request_timeout=self._config.timeout_s)[
-                resource
+        if self.cluster.has_admin and changes:
+            set_, delete = AlterConfigOpType.SET, AlterConfigOpType.DELETE
+            entries = [
+                ConfigEntry(k, None, incremental_operation=delete)
+                if v is None
+                else ConfigEntry(k, _broker_value(k, v), incremental_operation=set_)
+                for k, v in changes.items()
             ]
+            resource = ConfigResource("topic", name, incremental_configs=entries)
+            future = self._admin.incremental_alter_configs(
+                [resource], request_timeout=self._config.timeout_s
+            )[resource]
             try:
                 future.result(timeout=self._config.timeout_s + 1)
             except confluent_kafka.KafkaException as exc:

@@ -34,6 +34,13 @@ from log.records import Header
 
 __all__ = ["Writer"]
 
+_UNKNOWN_PARTITION = confluent_kafka.KafkaError._UNKNOWN_PARTITION
+
+
+def _unknown_partition(exc: confluent_kafka.KafkaException) -> bool:
+    err = exc.args[0] if exc.args else None
+    return isinstance(err, confluent_kafka.KafkaError) and err.code() == _UNKNOWN_PARTITION
+
 
 class _Batch:
     """Delivery reports of one append, filled in by librdkafka's callback thread
@@ -88,6 +95,7 @@ class Writer:
             return range(0)  # FileLog too refuses nothing and assigns nothing
         producer = self._producer(codec)
         batch = _Batch(len(values))
+        learned = False
         for i, value in enumerate(values):
             kwargs: dict[str, object] = {"partition": partition, "on_delivery": batch.report}
             if keys is not None and keys[i] is not None:
@@ -103,6 +111,10 @@ class Writer:
                 except BufferError:  # local queue full: let deliveries drain it
                     producer.poll(0.05)
                 except confluent_kafka.KafkaException as exc:
+                    if not learned and _unknown_partition(exc):
+                        learned = True  # one refresh per append, then the error stands
+                        if self._learn(producer, topic, partition):
+                            continue
                     raise operation_error(f"append to {topic}-{partition}", exc) from None
         deadline = time.monotonic() + self._config.timeout_s + 5
         while batch.pending > 0:
@@ -117,6 +129,27 @@ class Writer:
         if batch.error is not None:
             raise operation_error(f"append to {topic}-{partition}", batch.error)
         return range(min(batch.offsets), max(batch.offsets) + 1)
+
+    def _learn(self, producer: confluent_kafka.Producer, topic: str, partition: int) -> bool:
+        """Refresh the producer's metadata of `topic` until it knows `partition`.
+
+        Why: librdkafka refuses a record for a partition its cached metadata lacks and
+        refreshes that cache only every few minutes, while KafkaLog checked the
+        partition against fresh metadata: a partition added since the producer last
+        asked (create_partitions here, or by another process) was refused as unknown.
+        A metadata request for the topic updates the cache. False when the partition
+        still does not show within the timeout."""
+        deadline = time.monotonic() + self._config.timeout_s
+        while time.monotonic() < deadline:
+            try:
+                md = producer.list_topics(topic, timeout=self._config.timeout_s)
+            except confluent_kafka.KafkaException:
+                return False
+            known = md.topics.get(topic)
+            if known is not None and partition in known.partitions:
+                return True
+            time.sleep(0.05)
+        return False
 
     def close(self) -> None:
         with self._lock:

@@ -1,5 +1,6 @@
 """The `Log` contract, run against every implementation: FileLog (a directory) and
-KafkaLog (librdkafka's mock Kafka cluster, a fresh one per test).
+KafkaLog, on librdkafka's mock Kafka cluster (a fresh one per test) and on a real Apache
+Kafka broker (one per session, emptied before each test: tests/kafka_broker.py).
 
 Only what the interface promises is asserted here; what one backend adds (FileLog's
 segments, sizes and files; KafkaLog's handling of counts the broker chose) is tested
@@ -34,12 +35,16 @@ from log import (
 MakeLog = Callable[[], Log]
 
 
-@pytest.fixture(params=["file", "kafka"])
+@pytest.fixture(params=["file", "kafka", "kafka-broker"])
 def make(request: pytest.FixtureRequest) -> MakeLog:
-    """Open logs over one storage: a directory, or one mock Kafka cluster."""
+    """Open logs over one storage: a directory, one mock Kafka cluster, or the real
+    broker."""
     if request.param == "file":
         make_log = request.getfixturevalue("make_log")
         return lambda: make_log()
+    if request.param == "kafka-broker":
+        make_broker_log = request.getfixturevalue("make_broker_log")
+        return lambda: make_broker_log()
     make_kafka_log = request.getfixturevalue("make_kafka_log")
     return lambda: make_kafka_log()
 
@@ -344,3 +349,38 @@ def _wait(predicate: Callable[[], bool], timeout_s: float) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.05)
+
+
+# ------------------------------------------------------- what the real broker holds
+# Beyond the contract: on a real Apache Kafka broker the topic config KafkaLog records
+# is also the broker's own, changed key by key.
+
+
+def test_real_broker_takes_config_changes_key_by_key(make_broker_log, kafka_broker) -> None:
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+
+    log = make_broker_log()
+    log.create_topic("t", 1, config={"cleanup.policy": "compact", "compression.type": "none"})
+    admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap})
+    resource = ConfigResource("topic", "t")
+
+    def broker_config() -> dict:
+        return admin.describe_configs([resource], request_timeout=10)[resource].result(11)
+
+    # Someone else sets a key on the broker that KafkaLog never recorded.
+    entry = ConfigEntry("segment.ms", "3600000", incremental_operation=AlterConfigOpType.SET)
+    outside = ConfigResource("topic", "t", incremental_configs=[entry])
+    admin.incremental_alter_configs([outside], request_timeout=10)[outside].result(11)
+
+    log.alter_topic_config("t", {"retention.ms": 5000})
+    got = broker_config()
+    assert got["retention.ms"].value == "5000"
+    assert got["compression.type"].value == "uncompressed"  # Kafka's word for none
+    assert got["cleanup.policy"].value == "compact"
+    assert got["segment.ms"].value == "3600000"  # a change of one key keeps the others
+
+    log.alter_topic_config("t", {"retention.ms": None})
+    got = broker_config()
+    assert got["retention.ms"].is_default
+    assert got["segment.ms"].value == "3600000"
+    assert log.describe_topic("t").config["retention.ms"] == TopicConfig().retention_ms
