@@ -7,7 +7,7 @@
    timestamp+incrementing) into topic `shop-orders`, and
    `configs/main-job-lake-sink.json` (SparkParquetSink) from there into `./lake`,
    partitioned by region. Tasks run in processes of their own.
-3. Meanwhile a SparkSession starts in the background (it takes 7–12 s of CPU), and
+3. Meanwhile a SparkSession starts in the background (it takes seconds of CPU), and
    the job prints progress every second: database changes, records in the log, rows
    and files in the lake.
 4. The changes stop; once the lake holds every record of the log, the worker stops.

@@ -48,8 +48,9 @@ from log.records import Header, Record
 
 try:
     # The same CRC-32 as zlib's, from ISA-L (carry-less multiply in SIMD registers):
-    # 27-37 GB/s here against zlib's 5, which was a tenth of a sink task's time
-    # reading 20 MB batches. zlib's stands in where the isal wheel is missing.
+    # several times zlib's speed, whose CRC was a visible share of a sink task's time
+    # reading large batches (docs/performance.md). zlib's stands in where the isal
+    # wheel is missing.
     from isal.isal_zlib import crc32
 except ImportError:  # pragma: no cover - platforms without an isal wheel
     from zlib import crc32

@@ -77,7 +77,7 @@ def murmur2(data: bytes) -> int:
 def murmur2_many(keys: Sequence[bytes]) -> np.ndarray:
     """`murmur2` of every key as a numpy int32 array, a column at a time (see the
     module docstring)."""
-    import numpy as np  # here, not above: `import log` stays without numpy's 0.1 s
+    import numpy as np  # here, not above: `import log` stays without numpy's import time
 
     m = np.uint32(_M)
     n = len(keys)

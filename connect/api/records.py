@@ -101,8 +101,8 @@ class SourceRecord(ConnectRecord):
         /,
     ) -> SourceRecord:
         """`SourceRecord(topic=…, key_schema=…, …)` without the dataclass keyword call,
-        for a third of the cost: a source that emits hundreds of thousands of records a
-        second should make them with this (or `batch`)."""
+        at a fraction of its cost (docs/performance.md): a source that emits hundreds
+        of thousands of records a second should make them with this (or `batch`)."""
         rec = object.__new__(cls)
         rec.topic = topic
         rec.kafka_partition = None

@@ -1,10 +1,11 @@
 """`SinkBatch`: records of one topic partition handed to a sink as Arrow columns.
 
 Why: a sink that writes columns (Parquet, Arrow IPC, a warehouse's bulk load) gains
-nothing from a `SinkRecord` and a Struct per record, and pays for both: building them
-in the runtime and regrouping them into columns in the sink cost more than a tenth
-of such a sink's time. A converter that can decode a run of messages straight into
-Arrow (`Converter.to_arrow`) lets the runtime skip both, and hand the sink this.
+nothing from a `SinkRecord` and a Struct per record, and pays for both: building them in
+the runtime and regrouping them into columns in the sink cost a large share of such a
+sink's time (docs/columnar.md, docs/performance.md). A converter that can decode a run
+of messages straight into Arrow (`Converter.to_arrow`) lets the runtime skip both, and
+hand the sink this.
 
 When the runtime hands a task batches (all must hold; otherwise it calls `put()`
 with SinkRecords exactly as before):

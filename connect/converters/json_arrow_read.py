@@ -1,8 +1,8 @@
 """JsonConverter messages → Arrow record batches, a run of messages at a time.
 
 Why: JsonConverter's record path makes a Struct of Python objects per message (a
-Decimal and a datetime per cell) at 70,000–240,000 rows/s for ten columns. Arrow's
-C++ JSON reader decodes the same payloads into columns several times faster, and a
+Decimal and a datetime per cell). Arrow's C++ JSON reader decodes the same payloads
+into columns several times faster (figures: docs/performance.md), and a
 sink that writes columns then needs no Python object per record at all. This is the
 engine of `JsonConverter.to_arrow` (the runtime's) and of SparkParquetSink's older
 `value.format=json` (bytes from ByteArrayConverter), which shares it.

@@ -7,10 +7,10 @@ scrapes. Why: 200 connectors × 3 tasks × ~20 metrics would be 12,000 live metr
 objects, each taking a lock on the hot path; reading plain counters once per scrape
 costs one pass (see bench/ops_bench.py for the figure).
 
-`render()`, what `/metrics` serves, writes the same families in the text format
-itself: prometheus-client's `generate_latest` validates and escapes every label of
-every sample (~15 µs a sample, 14,000 samples: 200+ ms), where here a task's label
-text is escaped once and shared by its ~25 samples. The collector stays the way to
+`render()`, what `/metrics` serves, writes the same families in the text format itself:
+prometheus-client's `generate_latest` validates and escapes every label of every sample,
+which made a scrape of a large worker slow (docs/performance.md), where here a task's
+label text is escaped once and shared by all its samples. The collector stays the way to
 put these metrics in any other prometheus-client registry.
 
 Names: Kafka Connect's MBean attribute names, snake-cased, prefixed `tributary_` and

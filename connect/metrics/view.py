@@ -277,10 +277,11 @@ def log_usage(log: Any) -> list[TopicView]:
     and bytes on disk, from one directory listing per partition.
 
     Why not `describe_topic`: it reads each topic's metadata and refreshes each
-    partition (a stat per segment file and more), ~0.4 ms a topic — 80 ms of a scrape
-    over 200 topics. The layout (`<log.dir>/<topic>/<partition>/<base offset>.log`,
-    docs/log-format.md) is the log's stable on-disk contract, so counting its files
-    is exact for segments and bytes. [] for a log with no directory (Kafka)."""
+    partition (a stat per segment file and more), a large share of a scrape over
+    hundreds of topics (docs/performance.md). The layout
+    (`<log.dir>/<topic>/<partition>/<base offset>.log`, docs/log-format.md) is the
+    log's stable on-disk contract, so counting its files is exact for segments and
+    bytes. [] for a log with no directory (Kafka)."""
     directory = getattr(log, "directory", None)
     if directory is None:
         return []

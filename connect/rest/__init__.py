@@ -7,8 +7,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Loaded on first use (PEP 562): the web framework takes ~0.3 s to import, and a
-# worker needs only `listener_from_config` before it starts its tasks.
+# Loaded on first use (PEP 562): the web framework is slow to import
+# (docs/performance.md), and a worker needs only `listener_from_config` before it
+# starts its tasks.
 _EXPORTS = {
     "DEFAULT_LISTENER": "connect.rest.listeners",
     "ERROR_STATUS": "connect.rest.errors",

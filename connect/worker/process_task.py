@@ -55,9 +55,9 @@ StatusListener = Callable[[str, int, State, str | None], None]
 _FINAL = (State.UNASSIGNED, State.FAILED)
 #: The young generation's collection threshold in task processes. CPython counts
 #: allocations minus deallocations, so a batch of 10,000 records (~100,000 containers
-#: alive at once) crossed 100,000 and set off a scan of them every batch or two: 8 % of
-#: a CDC snapshot's time. At a million, only objects that really accumulate (cycles)
-#: bring a collection on.
+#: alive at once) crossed 100,000 and set off a scan of them every batch or two, a
+#: visible share of a CDC snapshot's time (docs/performance.md). At a million, only
+#: objects that really accumulate (cycles) bring a collection on.
 _GC_THRESHOLD = 1_000_000
 #: How often a child ships its task's counters (only when they changed): a pickled
 #: dict of ~20 numbers a second costs the child nothing and the parent one small recv.

@@ -80,8 +80,8 @@ def _field(letter: str, width: int, pattern: str, locale: str) -> Callable[[_dt.
 
 
 def _names(locale: str) -> CalendarNames:
-    """Babel (0.05 s to import) is loaded only by a path format that names months or
-    weekdays."""
+    """Babel (slow to import: docs/performance.md) is loaded only by a path format
+    that names months or weekdays."""
     from connectors.s3.locales import calendar_names
 
     return calendar_names(locale)

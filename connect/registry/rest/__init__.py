@@ -2,8 +2,8 @@
 table of error codes, and the server (uvicorn in a thread, as the Connect REST API).
 
 The names load on first use: a task process whose converter reaches the embedded
-registry needs `errors` only, not the ASGI framework and server behind the app (which
-cost a task half a second of start-up)."""
+registry needs `errors` only, not the ASGI framework and server behind the app (whose
+import is a noticeable part of a task's start-up: docs/performance.md)."""
 
 from __future__ import annotations
 

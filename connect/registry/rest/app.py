@@ -2,9 +2,9 @@
 
 A plain Starlette app, not FastAPI: lookups are the hot path, every parameter is read
 the way Confluent reads it (in `params`), and FastAPI's extra middleware layers and
-model validation cost a third of a lookup without doing anything here. Errors of any
-kind become Confluent's error body through one handler
-(`errors`); an unknown path is 404 and a known path with another method 405.
+model validation cost a measurable share of a lookup (docs/performance.md) without
+doing anything here. Errors of any kind become Confluent's error body through one
+handler (`errors`); an unknown path is 404 and a known path with another method 405.
 
 An error no handler takes (a bug, a failing `_schemas` log) is answered inside the
 app by the Connect REST API's `AnswerErrors` middleware with the registry's handler:

@@ -6,12 +6,12 @@ slashes) while a browser resolves relative URLs differently from each: with the 
 set, `assets/…` and the API root (`../`) resolve the same from both, and behind a
 proxy that mounts the worker under a prefix (ASGI `root_path`).
 
-The assets (~100 KB) are read once, when the app is built, and served from memory by
-an `async` endpoint with an ETag. Why not Starlette's StaticFiles: it stats and reads
-each file in the threadpool, and on a worker whose 600 task threads contend for the
-interpreter lock every such hop costs tens of milliseconds — a third of the
-console's first render (bench/ops_bench.py). Serving only the names read at start-up
-also means no request path ever reaches the file system.
+The assets (~100 KB) are read once, when the app is built, and served from memory by an
+`async` endpoint with an ETag. Why not Starlette's StaticFiles: it stats and reads each
+file in the threadpool, and on a worker whose 600 task threads contend for the
+interpreter lock every such hop is slow, a large part of the console's first render
+(bench/ops_bench.py measures it; figures: docs/performance.md). Serving only the names
+read at start-up also means no request path ever reaches the file system.
 
 Every response carries a Content-Security-Policy that allows scripts, styles, images
 and requests from this origin only: the console fetches nothing from the internet,

@@ -1,12 +1,12 @@
 """`/ops/connectors` and `/ops/workers`: what the console's lists show, each in one
 request.
 
-Why not Kafka's `GET /connectors?expand=status&expand=info`: it asks the herder once
-per connector (a status refresh and a config lookup each, ~190 ms for 200 connectors
-with 600 running tasks), carries every config (which the list does not show) and
-knows nothing of records or dead letters. These read `connect.metrics.view` in one
-pass (~15 ms for the same worker), the same numbers `/metrics` and `connect ps` show,
-and never carry a config, so no secret can leak through them.
+Why not Kafka's `GET /connectors?expand=status&expand=info`: it asks the herder once per
+connector (a status refresh and a config lookup each: its time grows with the
+connectors, docs/performance.md), carries every config (which the list does not show)
+and knows nothing of records or dead letters. These read `connect.metrics.view` in one
+pass (bench/ops_bench.py's ops_connectors_ms), the same numbers `/metrics` and
+`connect ps` show, and never carry a config, so no secret can leak through them.
 
 - `GET /ops/connectors[?connector=NAME]`: every connector (or one) with its state,
   target, type, class and worker; its tasks with state, worker, trace and counters;
