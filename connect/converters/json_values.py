@@ -415,7 +415,7 @@ _SCHEMALESS_OPTIONS = (
 
 #: An option that makes orjson add a newline, which callers slice off: the slice is a
 #: small exact-size copy, while orjson's own result keeps a large allocation alive
-#: (keeping 10,000 of those costs 15 times as much as making them).
+#: (keeping thousands of those costs far more than making them: docs/performance.md).
 OWNED = orjson.OPT_APPEND_NEWLINE
 
 

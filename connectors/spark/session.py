@@ -2,12 +2,12 @@
 `spark.conf.*`.
 
 One session per process: `getOrCreate` hands every caller in a process the same one,
-and starting it costs 7–12 s of two cores here, so it is started only when something
-needs it. It hands it back whatever master it is asked for, so a caller that names
-another place than the running session's (a cluster's spark:// URL while a local
-session runs, or another cluster) is refused with a ConfigError naming spark.master,
-instead of writing through the session that happens to run; a local master of any
-size (`local`, `local[2]`, `local[*]`) is served by any local session.
+and starting it costs seconds of every core (docs/performance.md), so it is started
+only when something needs it. It hands it back whatever master it is asked for, so a
+caller that names another place than the running session's (a cluster's spark:// URL
+while a local session runs, or another cluster) is refused with a ConfigError naming
+spark.master, instead of writing through the session that happens to run; a local
+master of any size (`local`, `local[2]`, `local[*]`) is served by any local session.
 
 Spark's Python workers must run this interpreter (it has pyarrow and the project), so
 PYSPARK_PYTHON defaults to `sys.executable`; on a cluster, the executors start the
