@@ -10,6 +10,10 @@ The fixture is lazy: a session that runs no test asking for it starts nothing. A
 cluster that cannot start fails the tests that need it (with the daemon's log tail),
 never skips them.
 
+`spark_kafka_jars` (session) is the `spark.jars` value for Spark's own Kafka source
+(`format("kafka")`): the `spark-sql-kafka-0-10` jars pom.xml pins, copied into
+`.jvm/spark-packages/` by `scripts/ensure-jvm` (Maven, once; a no-op when cached).
+
 A SparkSession that uses the cluster cannot share a Python process with the suite's
 local session (`tests/spark.py`): a process has one SparkContext, and
 `SparkSession.builder.getOrCreate()` hands back the running local one whatever master
@@ -43,9 +47,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.waiting import wait_until
 
-__all__ = ["EXECUTOR_CONF", "SparkCluster", "spark_cluster"]
+__all__ = ["EXECUTOR_CONF", "SparkCluster", "spark_cluster", "spark_kafka_jars"]
 
 #: Settings an application on this cluster needs here: small executors, C1 only (the
 #: JIT costs more than it saves in short test jobs), one attempt per task so a broken
@@ -225,3 +230,19 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkClu
     cluster = SparkCluster(tmp_path_factory.mktemp("spark-cluster")).start()
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_kafka_jars() -> str:
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "ensure-jvm"), "spark-packages"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.fail(f"Spark's Kafka jars are missing: {done.stderr.strip()}", pytrace=False)
+    jars = sorted((ROOT / ".jvm" / "spark-packages").glob("*.jar"))
+    assert any(j.name.startswith("spark-sql-kafka-0-10_") for j in jars), jars
+    return ",".join(str(j) for j in jars)

@@ -1,20 +1,23 @@
 """The cluster half of `test_cluster.py`, run in a child process of its own:
 
-    python -m tests.connectors.spark.cluster_job spark://127.0.0.1:PORT REPORT.json
+    python -m tests.connectors.spark.cluster_job spark://127.0.0.1:PORT REPORT.json \
+        [--jars JARS --kafka BOOTSTRAP --topic TOPIC]
 
 A process has one SparkContext, and the suite's process already holds the local one
 (`tests/spark.py`), so a SparkSession on the cluster lives here. The working
 directory is the test's: the lake and the log are given as relative paths, as a user
 in a project directory gives them, while the executors run in directories of the
-cluster's worker. Each step's facts (or its error, one line) go to REPORT.json; a step
+cluster's worker. With `--kafka`, Spark's own Kafka source (`format("kafka")`, from
+the `--jars` given as `spark.jars`) reads a topic Tributary wrote to a real broker, in
+the same application. Each step's facts (or its error, one line) go to REPORT.json; a step
 that fails does not stop the next.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import sys
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,9 +37,12 @@ STREAM_CHECKPOINT = "stream-checkpoint"
 T0 = 1_700_000_000_000
 
 
-def sink(master: str) -> tuple[Any, dict[str, Any]]:
-    """The Parquet sink's Spark writer on the cluster: 12 records, files of 5."""
-    conf = {(SPARK_CONF_PREFIX + k).replace(".", "_"): v for k, v in EXECUTOR_CONF.items()}
+def sink(master: str, jars: str | None) -> tuple[Any, dict[str, Any]]:
+    """The Parquet sink's Spark writer on the cluster: 12 records, files of 5. Its
+    session is the application's: `spark.conf.*` keys give it the cluster's settings
+    (start_task's keyword arguments spell dots as underscores)."""
+    settings = dict(EXECUTOR_CONF, **({"spark.jars": jars} if jars else {}))
+    conf = {(SPARK_CONF_PREFIX + k).replace(".", "_"): v for k, v in settings.items()}
     task, _ = start_task(
         Path(LAKE),
         flush_size="5",
@@ -126,6 +132,37 @@ def stream_read(spark: Any) -> dict[str, Any]:
     return {"out": str(Path(STREAM_OUT).resolve())}
 
 
+def kafka_read(spark: Any, bootstrap: str, topic: str) -> dict[str, Any]:
+    """Spark's Kafka source over a topic of the real broker, read on the executors."""
+    df = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("includeHeaders", "true")
+        .load()
+    )
+
+    def where(rows: Iterator[Any]) -> Iterator[tuple[str, list[list[Any]]]]:
+        got = [
+            [
+                r.partition,
+                r.offset,
+                r.key.decode(),
+                r.value.decode(),
+                [[h.key, h.value.decode()] for h in r.headers or ()],
+                int(r.timestamp.timestamp() * 1000),
+            ]
+            for r in rows
+        ]
+        yield os.getcwd(), got
+
+    parts = df.rdd.mapPartitions(where).collect()
+    return {
+        "cwds": sorted({cwd for cwd, _ in parts}),
+        "rows": sorted(row for _, rows in parts for row in rows),
+    }
+
+
 def _step(report: dict[str, Any], name: str, fn: Callable[[], dict[str, Any]]) -> None:
     try:
         report[name] = fn()
@@ -136,16 +173,25 @@ def _step(report: dict[str, Any], name: str, fn: Callable[[], dict[str, Any]]) -
         report[name] = {"error": (errors or lines or [type(exc).__name__])[-1].strip()}
 
 
-def main(master: str, report_path: str) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("master")
+    parser.add_argument("report")
+    parser.add_argument("--jars")
+    parser.add_argument("--kafka")
+    parser.add_argument("--topic")
+    args = parser.parse_args()
     report: dict[str, Any] = {}
-    spark, report["sink"] = sink(master)
+    spark, report["sink"] = sink(args.master, args.jars)
     try:
         _step(report, "batch", lambda: batch_read(spark))
         _step(report, "stream", lambda: stream_read(spark))
+        if args.kafka:
+            _step(report, "kafka", lambda: kafka_read(spark, args.kafka, args.topic))
     finally:
         spark.stop()  # the application ends: the master lists it as completed
-        Path(report_path).write_text(json.dumps(report))
+        Path(args.report).write_text(json.dumps(report))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main()
