@@ -65,8 +65,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from connect.api import DataError, Date, Decimal, Schema, Time, Timestamp, Type
-from connect.api.arrow import TIMESTAMP, arrow_type, schema_of
+from connect.api import (
+    ARROW_TIMESTAMP,
+    DataError,
+    Date,
+    Decimal,
+    Schema,
+    Time,
+    Timestamp,
+    Type,
+    arrow_type,
+    schema_of,
+)
 from connectors.jdbc.types import (
     DBZ_DATE,
     DBZ_MICRO_TIME,
@@ -113,7 +123,7 @@ def _connect_timestamp(array: pa.Array) -> pa.Array:
     """Connect's Timestamp: ms, floored (the per-row path drops the µs of the wall
     clock, which floors before the epoch too), labelled UTC."""
     floored = pc.floor_temporal(array, unit="millisecond")
-    return floored.cast(pa.timestamp("ms")).cast(TIMESTAMP)
+    return floored.cast(pa.timestamp("ms")).cast(ARROW_TIMESTAMP)
 
 
 def _zoned_timestamp(digits: int) -> _Finish:

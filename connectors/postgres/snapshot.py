@@ -30,8 +30,7 @@ from typing import Any
 import psycopg2
 import pyarrow as pa
 
-from connect.api import ConnectError, Schema, SourceRecord, Struct, arrow
-from connect.api.batches import SourceBatch
+from connect.api import ConnectError, Schema, SourceBatch, SourceRecord, Struct, arrow
 from connectors.postgres import pgoutput as pgo
 from connectors.postgres.columns import (
     FLOAT4,

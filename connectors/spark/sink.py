@@ -51,13 +51,14 @@ import numpy as np
 from connect.api import (
     ConfigDef,
     DataError,
+    SinkBatch,
     SinkConnector,
     SinkRecord,
     SinkTask,
     TopicPartition,
+    batch_from_values,
+    file_batch,
 )
-from connect.api.arrow import batch_from_values, file_batch
-from connect.api.sink_batch import SinkBatch
 from connectors.spark.config import CONFIG, SinkSettings, parse
 from connectors.spark.json_batches import JsonBatchDecoder
 from connectors.spark.partitioners import Partitioner

@@ -17,8 +17,7 @@ from typing import Any
 import fastavro
 from fastavro.write import Writer
 
-from connect.api import DataError, Schema, Struct, Type
-from connect.api.logical import Date, Decimal, Time, Timestamp
+from connect.api import DataError, Date, Decimal, Schema, Struct, Time, Timestamp, Type
 from connectors.s3.formats.base import FileWriter, Format, Sink
 from connectors.s3.formats.schemas import (
     METADATA_KEY,

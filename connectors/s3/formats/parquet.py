@@ -31,9 +31,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from connect.api import DataError, Schema, Struct, Type
-from connect.api.arrow import arrow_type, file_batch
-from connect.api.logical import Date, Decimal, Time, Timestamp
+from connect.api import (
+    DataError,
+    Date,
+    Decimal,
+    Schema,
+    Struct,
+    Time,
+    Timestamp,
+    Type,
+    arrow_type,
+    file_batch,
+)
 from connectors.s3.formats.base import FileWriter, Format, Sink
 from connectors.s3.formats.schemas import (
     METADATA_KEY,

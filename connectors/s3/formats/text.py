@@ -19,8 +19,7 @@ from typing import Any
 
 import orjson
 
-from connect.api import DataError, Schema, Struct, Type
-from connect.api.logical import Date, Decimal, Time, Timestamp
+from connect.api import DataError, Date, Decimal, Schema, Struct, Time, Timestamp, Type
 from connectors.s3.formats.base import FileWriter, Format, Sink
 
 __all__ = ["ByteArrayFormat", "JsonFormat"]
