@@ -15,6 +15,7 @@ import re
 import threading
 import traceback
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from connect.api import (
@@ -27,6 +28,7 @@ from connect.api import (
     SinkTask,
     SourceConnector,
     SourceTask,
+    Task,
 )
 from connect.config_providers import ConfigProviders
 from connect.errors import (
@@ -66,6 +68,19 @@ class _ConnectorContext(ConnectorContext):
 
     def raise_error(self, error: BaseException) -> None:
         self._worker.fail_connector(self._name, error)
+
+
+@dataclass(frozen=True, slots=True)
+class _TaskStages:
+    """What a task's records go through, built from its connector's config (step 2 of
+    `Worker._build_task`)."""
+
+    key_converter: Converter
+    value_converter: Converter
+    header_converter: HeaderConverter
+    transform: Callable | None
+    policy: ErrorPolicy
+    plugin_names: dict[Stage, str]
 
 
 class Worker:
@@ -281,6 +296,46 @@ class Worker:
         tprops: Mapping[str, str],
         paused: bool,
     ) -> WorkerTask:
+        """The worker-side task for task `index` of connector `name`, not started.
+
+        Steps: (1) resolve the connector and its task class and parse the common
+        connector config; (2) build the record stages (converters, transforms, error
+        policy) from it; (3) wrap the plugin as a sink or a source task, with the
+        checks only that kind has (topics, dead-letter queue). A config error raised
+        here names the key."""
+        # Step 1
+        sink, parsed, plugin = self._task_plugin(name, cprops, tprops)
+        # Step 2
+        stages = self._task_stages(cprops, parsed)
+
+        def on_status(conn: str, task: int, state: State, trace: str | None) -> None:
+            self.on_status(conn, task, state, trace)
+
+        def on_topic(topic: str) -> None:
+            if self.on_topic is not None:
+                self.on_topic(name, topic, index)
+
+        # Step 3
+        build = self._sink_task if sink else self._source_task
+        return build(
+            name,
+            index,
+            plugin,
+            cprops,
+            tprops,
+            parsed,
+            stages,
+            on_status=on_status,
+            on_topic=on_topic,
+            paused=paused,
+        )
+
+    def _task_plugin(
+        self, name: str, cprops: Mapping[str, str], tprops: Mapping[str, str]
+    ) -> tuple[bool, Mapping[str, Any], Task]:
+        """Step 1 of `_build_task`: whether the connector is a sink, its parsed common
+        config, and a new instance of its task class (`task.class` when the task config
+        names one, else the connector's own)."""
         connector_cls = self.connector_class(cprops)
         sink = issubclass(connector_cls, SinkConnector)
         parsed = (SINK_CONNECTOR_CONFIG if sink else SOURCE_CONNECTOR_CONFIG).parse(
@@ -292,88 +347,121 @@ class Worker:
         else:
             connector = connector_cls()
             task_cls = connector.task_class()
-        plugin = task_cls()
-        key_conv = self._converter("key", cprops, is_key=True)
-        value_conv = self._converter("value", cprops, is_key=False)
-        header_conv = self._header_converter(cprops)
-        transform = self._transform_chain(cprops)
-        policy = ErrorPolicy.from_parsed(parsed)
-        # Errors name each converter by the class its config gave, as Kafka's headers do.
-        plugin_names = {
-            stage: self._plugin_settings(prefix, cprops)[0].strip()
-            for stage, prefix in (
-                (Stage.KEY_CONVERTER, "key.converter"),
-                (Stage.VALUE_CONVERTER, "value.converter"),
-                (Stage.HEADER_CONVERTER, "header.converter"),
+        return sink, parsed, task_cls()
+
+    def _task_stages(self, cprops: Mapping[str, str], parsed: Mapping[str, Any]) -> _TaskStages:
+        """Step 2 of `_build_task`: the converters, the transform chain and the error
+        policy a task's records go through."""
+        return _TaskStages(
+            key_converter=self._converter("key", cprops, is_key=True),
+            value_converter=self._converter("value", cprops, is_key=False),
+            header_converter=self._header_converter(cprops),
+            transform=self._transform_chain(cprops),
+            policy=ErrorPolicy.from_parsed(parsed),
+            # Errors name each converter by the class its config gave, as Kafka's
+            # headers do.
+            plugin_names={
+                stage: self._plugin_settings(prefix, cprops)[0].strip()
+                for stage, prefix in (
+                    (Stage.KEY_CONVERTER, "key.converter"),
+                    (Stage.VALUE_CONVERTER, "value.converter"),
+                    (Stage.HEADER_CONVERTER, "header.converter"),
+                )
+            },
+        )
+
+    def _sink_task(
+        self,
+        name: str,
+        index: int,
+        plugin: Task,
+        cprops: Mapping[str, str],
+        tprops: Mapping[str, str],
+        parsed: Mapping[str, Any],
+        stages: _TaskStages,
+        *,
+        on_status: Callable[[str, int, State, str | None], None],
+        on_topic: Callable[[str], None],
+        paused: bool,
+    ) -> WorkerSinkTask:
+        """Step 3 of `_build_task` for a sink: its dead-letter queue and the topics it
+        consumes (`topics` or `topics.regex`, exactly one)."""
+        if not isinstance(plugin, SinkTask):
+            raise ConfigError(
+                "connector.class",
+                cprops.get("connector.class"),
+                "a sink connector's task class must be a SinkTask",
             )
-        }
-
-        def on_status(conn: str, task: int, state: State, trace: str | None) -> None:
-            self.on_status(conn, task, state, trace)
-
-        interval = int(self.config.get("offset.flush.interval.ms", 60_000))
-
-        def on_topic(topic: str) -> None:
-            if self.on_topic is not None:
-                self.on_topic(name, topic, index)
-
-        if sink:
-            if not isinstance(plugin, SinkTask):
-                raise ConfigError(
-                    "connector.class",
-                    cprops.get("connector.class"),
-                    "a sink connector's task class must be a SinkTask",
-                )
-            dlq = None
-            if policy.dlq_topic:
-                dlq = DeadLetterQueueReporter(
-                    self.log,
-                    policy.dlq_topic,
-                    connector=name,
-                    task=index,
-                    context_headers=policy.dlq_context_headers,
-                )
-            errors = RetryWithTolerance(
-                policy,
+        policy = stages.policy
+        dlq = None
+        if policy.dlq_topic:
+            dlq = DeadLetterQueueReporter(
+                self.log,
+                policy.dlq_topic,
                 connector=name,
                 task=index,
-                reporters=[dlq] if dlq else [],
-                plugin_names=plugin_names,
+                context_headers=policy.dlq_context_headers,
             )
-            topics = parsed["topics"]
-            regex = parsed["topics.regex"]
-            if not topics and not regex:
-                raise ConfigError("topics", "", "Must configure one of topics or topics.regex")
-            if topics and regex:
-                raise ConfigError(
-                    "topics.regex", regex, "topics and topics.regex are mutually exclusive"
-                )
-            return WorkerSinkTask(
-                name,
-                index,
-                plugin,
-                tprops,
-                log=self.log,
-                topics=topics,
-                topics_regex=regex,
-                key_converter=key_conv,
-                value_converter=value_conv,
-                header_converter=header_conv,
-                transform=transform,
-                errors=errors,
-                dlq=dlq,
-                offset_flush_interval_ms=interval,
-                on_status=on_status,
-                paused=paused,
-                on_topic=on_topic,
+        errors = RetryWithTolerance(
+            policy,
+            connector=name,
+            task=index,
+            reporters=[dlq] if dlq else [],
+            plugin_names=stages.plugin_names,
+        )
+        topics = parsed["topics"]
+        regex = parsed["topics.regex"]
+        if not topics and not regex:
+            raise ConfigError("topics", "", "Must configure one of topics or topics.regex")
+        if topics and regex:
+            raise ConfigError(
+                "topics.regex", regex, "topics and topics.regex are mutually exclusive"
             )
+        return WorkerSinkTask(
+            name,
+            index,
+            plugin,
+            tprops,
+            log=self.log,
+            topics=topics,
+            topics_regex=regex,
+            key_converter=stages.key_converter,
+            value_converter=stages.value_converter,
+            header_converter=stages.header_converter,
+            transform=stages.transform,
+            errors=errors,
+            dlq=dlq,
+            offset_flush_interval_ms=self._offset_flush_interval_ms(),
+            on_status=on_status,
+            paused=paused,
+            on_topic=on_topic,
+        )
+
+    def _source_task(
+        self,
+        name: str,
+        index: int,
+        plugin: Task,
+        cprops: Mapping[str, str],
+        tprops: Mapping[str, str],
+        parsed: Mapping[str, Any],
+        stages: _TaskStages,
+        *,
+        on_status: Callable[[str, int, State, str | None], None],
+        on_topic: Callable[[str], None],
+        paused: bool,
+    ) -> WorkerSourceTask:
+        """Step 3 of `_build_task` for a source: its offsets and the topics it may
+        create (`topic.creation.*`)."""
         if not isinstance(plugin, SourceTask):
             raise ConfigError(
                 "connector.class",
                 cprops.get("connector.class"),
                 "a source connector's task class must be a SourceTask",
             )
-        errors = RetryWithTolerance(policy, connector=name, task=index, plugin_names=plugin_names)
+        errors = RetryWithTolerance(
+            stages.policy, connector=name, task=index, plugin_names=stages.plugin_names
+        )
         return WorkerSourceTask(
             name,
             index,
@@ -381,17 +469,20 @@ class Worker:
             tprops,
             log=self.log,
             offsets=self.offsets,
-            key_converter=key_conv,
-            value_converter=value_conv,
-            header_converter=header_conv,
-            transform=transform,
+            key_converter=stages.key_converter,
+            value_converter=stages.value_converter,
+            header_converter=stages.header_converter,
+            transform=stages.transform,
             errors=errors,
             create_topic=self._topic_creator(cprops),
-            offset_flush_interval_ms=interval,
+            offset_flush_interval_ms=self._offset_flush_interval_ms(),
             on_status=on_status,
             paused=paused,
             on_topic=on_topic,
         )
+
+    def _offset_flush_interval_ms(self) -> int:
+        return int(self.config.get("offset.flush.interval.ms", 60_000))
 
     def stop_tasks(self, ids: list[tuple[str, int]]) -> None:
         """Stop tasks, waiting up to task.shutdown.graceful.timeout.ms for all of them."""
