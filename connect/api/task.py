@@ -12,8 +12,7 @@ SourceTask lifecycle (one thread per task):
    after each offset flush. Durable means the log has fsynced the record, so the
    calls come in rounds, on the task's thread between polls, in the order polled:
    after each offset flush (before `commit()`) and sooner, with an fsync of their
-   own, when `poll()` returns nothing or the oldest waiting record has waited about
-   a second;
+   own, once the oldest waiting record has waited about a second;
 5. `stop()` — called from another thread; make `poll()` return soon.
 
 SinkTask lifecycle (one thread per task; every call on that thread but `stop`):

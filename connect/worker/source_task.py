@@ -35,13 +35,15 @@ Acknowledgements: the plugin API promises `commit_record` once a record is durab
 and an append is not durable until its partition's fsync. So the acknowledgements
 wait in a queue (one entry per appended batch, not per record) and are delivered
 right after an fsync that covers them: step 3 of the offset commit, or sooner,
-without writing offsets (steps 1 and 3 alone, `_acknowledge`), when a poll comes back
-empty, when the oldest has waited `_ACK_MAX_DELAY_S`, or when `_ACK_MAX_RECORDS`
-records wait. Why the early rounds: a source that learns from `commit_record` what
-it may release (a CDC source's WAL position, a verifiable source's report) should
-not wait a minute-long `offset.flush.interval.ms` for it, and the queue holds the
-records themselves, so it must stay small; one fsync per round is no cost beside
-the appends it covers. A task that overrides none of the hooks queues nothing.
+without writing offsets (steps 1 and 3 alone, `_acknowledge`), once the oldest has
+waited `_ACK_MAX_DELAY_S` or `_ACK_MAX_RECORDS` records wait. Why the early rounds: a
+source that learns from `commit_record` what it may release (a CDC source's WAL
+position, a verifiable source's report) should not wait a minute-long
+`offset.flush.interval.ms` for it, and the queue holds the records themselves, so it
+must stay small. Why no round when a poll comes back empty: a source that trickles
+(a record, an empty poll, a record) would then fsync per record; a bound in time
+keeps it to one fsync a second at most, no cost beside the appends it covers. A task
+that overrides none of the hooks queues nothing.
 """
 
 from __future__ import annotations
@@ -68,8 +70,7 @@ from connect.errors import RetryWithTolerance, Stage
 from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
 from connect.worker.task_base import StatusListener, WorkerTask
-from log import Log, TopicExistsError
-from log.partitioner import KeyPartitioner
+from log import KeyPartitioner, Log, TopicExistsError
 
 __all__ = ["WorkerSourceTask"]
 
@@ -239,8 +240,7 @@ class WorkerSourceTask(WorkerTask):
             else:
                 self._send(records)
         if self._acks and (
-            not records
-            or self._ack_records >= _ACK_MAX_RECORDS
+            self._ack_records >= _ACK_MAX_RECORDS
             or time.monotonic() - self._acks_since >= _ACK_MAX_DELAY_S
         ):
             self._acknowledge()

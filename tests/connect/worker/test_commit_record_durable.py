@@ -162,12 +162,10 @@ def test_a_record_is_acknowledged_only_once_durable(start_herder, mode: str) -> 
 
 
 @pytest.mark.parametrize("idle", ["true", "false"])
-def test_acknowledgements_do_not_wait_for_a_distant_offset_commit(
-    start_herder, idle: str
-) -> None:
+def test_acknowledgements_do_not_wait_for_a_distant_offset_commit(start_herder, idle: str) -> None:
     """Offsets are committed once a minute here; the records are still acknowledged
-    within seconds, after an fsync of their own: when the source has nothing more
-    (idle) or, for a source whose poll is never empty, within the worker's bound on
-    how long an acknowledgement may wait."""
+    within seconds, after an fsync of their own (the worker's bound on how long an
+    acknowledgement may wait), whether the source goes idle or its poll is never
+    empty."""
     acked = _run(start_herder, "60000", mode="records", idle=idle)
     assert [i for i, durable in acked if not durable] == []
