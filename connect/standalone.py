@@ -102,7 +102,7 @@ def open_log(config: Mapping[str, Any]) -> Log:
     servers = config.get("bootstrap.servers")
     if servers:
         try:
-            from log.kafka import KafkaLog
+            from log import KafkaLog
         except ImportError as exc:
             raise ConfigError(
                 "bootstrap.servers",

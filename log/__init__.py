@@ -1,8 +1,18 @@
 """Tributary's partitioned, persistent, append-only commit log.
 
-`FileLog` is the embedded backend (a directory on disk, no server); `Producer` and
-`Consumer` work on any backend implementing `Log`.
+`FileLog` is the embedded backend (a directory on disk, no server); `KafkaLog` the one
+on Apache Kafka; `Producer` and `Consumer` work on any backend implementing `Log`.
+The runtime (`connect`) imports from `log` only the names below (a test keeps it so),
+including the durable small-file helpers (`write_atomic`, `read_text`, `fsync_dir`,
+`FileLock`) that every state file goes through, and `KeyPartitioner`, Kafka's default
+key-to-partition mapping over batches of keys.
+
+`KafkaLog` is loaded on first use (the module `__getattr__`): it imports
+confluent-kafka, which a worker on the embedded log never needs.
 """
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from log.api import Log
 from log.config import TopicConfig
@@ -23,7 +33,8 @@ from log.errors import (
     UnknownTopicOrPartitionError,
 )
 from log.filelog import FileLog
-from log.partitioner import partition_for_key
+from log.fsutil import FileLock, fsync_dir, read_text, write_atomic
+from log.partitioner import KeyPartitioner, partition_for_key
 from log.producer import Producer
 from log.records import (
     Header,
@@ -34,14 +45,30 @@ from log.records import (
     TopicPartition,
 )
 
+if TYPE_CHECKING:
+    from log.kafka import KafkaLog
+
+
+def __getattr__(name: str) -> Any:
+    """`KafkaLog`, imported on first access (PEP 562): see the module docstring."""
+    if name == "KafkaLog":
+        value = importlib.import_module("log.kafka").KafkaLog
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "Consumer",
     "CorruptRecordError",
+    "FileLock",
     "FileLog",
     "Header",
     "InvalidConfigError",
     "InvalidRecordError",
     "InvalidTopicError",
+    "KafkaLog",
+    "KeyPartitioner",
     "LockTimeoutError",
     "Log",
     "LogClosedError",
@@ -59,5 +86,8 @@ __all__ = [
     "TopicExistsError",
     "TopicPartition",
     "UnknownTopicOrPartitionError",
+    "fsync_dir",
     "partition_for_key",
+    "read_text",
+    "write_atomic",
 ]

@@ -67,8 +67,7 @@ from connect.storage import (
     partition_key,
 )
 from connect.worker.worker import Worker
-from log import Log, TopicPartition
-from log.fsutil import fsync_dir, read_text, write_atomic
+from log import Log, TopicPartition, fsync_dir, read_text, write_atomic
 
 __all__ = ["CLUSTER_ID_FILE", "VERSION", "LogHerder", "log_cluster_id", "with_placeholders"]
 

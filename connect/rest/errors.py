@@ -39,7 +39,7 @@ from connect.api import (
     NotFoundError,
 )
 from connect.herder.api import BadRequestError, RebalanceInProgressError
-from log.errors import (
+from log import (
     InvalidConfigError,
     InvalidTopicError,
     OffsetOutOfRangeError,

@@ -14,8 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from log import Log, TopicExistsError, partition_for_key
-from log.records import Header
+from log import Header, Log, TopicExistsError, partition_for_key
 
 __all__ = ["Apply", "Headers", "LogTable", "MemoryTable", "Table"]
 

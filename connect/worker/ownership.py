@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from connect.api import ConnectError
-from log.fsutil import FileLock, write_atomic
+from log import FileLock, write_atomic
 
 __all__ = ["INTERNAL_TOPIC_KEYS", "LogDirClaim", "LogDirInUseError", "running_workers"]
 

@@ -71,9 +71,8 @@ from connect.errors import (
 )
 from connect.metrics.task import TaskMetrics
 from connect.worker.task_base import StatusListener, WorkerTask
-from log import Consumer, Log, LogError
+from log import Consumer, Log, LogError, Record
 from log import TopicPartition as LogTopicPartition
-from log.records import Record
 
 if TYPE_CHECKING:  # numpy and pyarrow load with the first batch (a record-only sink never)
     from connect.api.sink_batch import SinkBatch

@@ -24,8 +24,7 @@ from pathlib import Path
 
 from connect.registry.core.errors import StoreError
 from connect.registry.core.state import RegistryState
-from log import Log, LogError, TopicExistsError
-from log.fsutil import FileLock
+from log import FileLock, Log, LogError, TopicExistsError
 
 __all__ = ["SCHEMAS_TOPIC", "SchemaStore"]
 
