@@ -1,6 +1,6 @@
 """Column-at-a-time decoding of a batch of parsed JSON payloads of one schema.
 
-The reading twin of `json_columns`: `compile_decoder` (json_values) turns one payload
+The reading twin of `json_columns`: `compile_decoder` (json_decoders) turns one payload
 into Connect values with two Python calls per struct field (the null check and the
 type's check). For a batch of one schema — what a sink task reads — a struct column is
 split into one column per field (`map(methodcaller("get", name), …)`, a C loop), each
@@ -23,7 +23,8 @@ from typing import Any
 from connect.api.data import Schema, Struct, Type
 from connect.api.errors import DataError
 from connect.converters.json_columns import Fallback, _spread
-from connect.converters.json_values import _INT_RANGES, NeedsExactDecimal, compile_decoder
+from connect.converters.json_decoders import compile_decoder
+from connect.converters.json_values import _INT_RANGES, NeedsExactDecimal
 
 __all__ = ["BatchDecoder", "compile_batch_decoder"]
 

@@ -54,13 +54,13 @@ from connect.converters._batch import pairs
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
 from connect.converters.json_columns import BatchWriter, Fallback, compile_batch_writer
 from connect.converters.json_columns_read import BatchDecoder, compile_batch_decoder
+from connect.converters.json_decoders import compile_decoder
 from connect.converters.json_schema import schema_from_json, schema_to_json
 from connect.converters.json_values import (
     OWNED,
     Decoder,
     Encoder,
     NeedsExactDecimal,
-    compile_decoder,
     compile_encoder,
     dumps_schemaless,
     encode_schemaless,

@@ -24,7 +24,8 @@ from typing import Any
 
 from connect.api.data import Schema, Type
 from connect.api.errors import DataError, SchemaError
-from connect.converters.json_values import NeedsExactDecimal, compile_decoder, compile_encoder
+from connect.converters.json_decoders import compile_decoder
+from connect.converters.json_values import NeedsExactDecimal, compile_encoder
 
 __all__ = ["schema_from_json", "schema_to_json"]
 
