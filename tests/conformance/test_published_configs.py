@@ -165,11 +165,13 @@ class Run:
         finally:
             conn.close()
 
-    def pg_rows(self, table: str, order: str = "1") -> list[dict[str, Any]] | None:
+    def pg_rows(
+        self, table: str, order: str = "1", schema: str = ""
+    ) -> list[dict[str, Any]] | None:
         assert self.site.postgres is not None
         host, port, database, user, password = self.site.postgres
         url = f"postgresql+psycopg2://{user}:{password}@{host}:{port}/{database}"
-        return _rows(url, table, order)
+        return _rows(url, table, order, schema)
 
     def failed(self, name: str) -> str | None:
         status = self.herder.connector_status(name)
@@ -192,13 +194,15 @@ class Run:
         return wait_until(check, timeout_s, what)
 
 
-def _rows(url: str, table: str, order: str) -> list[dict[str, Any]] | None:
+def _rows(url: str, table: str, order: str, schema: str = "") -> list[dict[str, Any]] | None:
+    """The rows of `table` (in `schema`, else the default one), None while it is missing."""
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            if not sa.inspect(conn).has_table(table):
+            if not sa.inspect(conn).has_table(table, schema=schema or None):
                 return None
-            q = conn.dialect.identifier_preparer.quote(table)
+            quote = conn.dialect.identifier_preparer.quote
+            q = f"{quote(schema)}.{quote(table)}" if schema else quote(table)
             result = conn.exec_driver_sql(f"SELECT * FROM {q} ORDER BY {order}")
             return [dict(r._mapping) for r in result]
     finally:
@@ -208,13 +212,17 @@ def _rows(url: str, table: str, order: str) -> list[dict[str, Any]] | None:
 @pytest.fixture
 def run(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Run]]:
     """`run(mysql=True, postgres=True, s3=True)`: a herder on tmp_path/log and a Site with
-    the servers the case needs (a fresh database or bucket each)."""
+    the servers the case needs (a fresh database or bucket each). The worker's key
+    converter is demo-scene's StringConverter, or `keys=JSON` as Debezium's images set
+    it (CONNECT_KEY_CONVERTER) for the Debezium examples."""
     from connect.worker.config import WORKER_CONFIG
 
     started: list[StandaloneHerder] = []
     cleanups: list[Callable[[], None]] = []  # after the herders stop, last first
 
-    def factory(*, mysql: bool = False, postgres: bool = False, s3: bool = False) -> Run:
+    def factory(
+        *, mysql: bool = False, postgres: bool = False, s3: bool = False, keys: str = STRING
+    ) -> Run:
         site = Site(directory=tmp_path)
         if mysql:
             server = request.getfixturevalue("mysql_server")
@@ -246,7 +254,7 @@ def run(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[...
             "log.dir": str(tmp_path / "log"),
             "offset.flush.interval.ms": "100",
             "task.isolation": "thread",
-            "key.converter": STRING,
+            "key.converter": keys,
             "value.converter": JSON,
         }
         herder = StandaloneHerder(
@@ -675,9 +683,91 @@ def demo_day11_filter_tombstones(run: Callable[..., Run]) -> None:
     assert [row["product"] for row in rows] == [f"P{i}" for i in range(9) if i % 3 != 1]
 
 
+INVENTORY = (
+    "CREATE SCHEMA inventory",
+    "CREATE TABLE inventory.customers (id SERIAL PRIMARY KEY, first_name VARCHAR(255) "
+    "NOT NULL, last_name VARCHAR(255) NOT NULL, email VARCHAR(255) NOT NULL UNIQUE)",
+    "INSERT INTO inventory.customers (first_name, last_name, email) VALUES "
+    "('Sally', 'Thomas', 'sally.thomas@acme.com'), ('George', 'Bailey', 'gbailey@foobar.com')",
+)
+
+
+def debezium_toast_pipeline(run: Callable[..., Run]) -> None:
+    # postgres-toast's pipeline: the tutorial's source, and this sink writing the
+    # customers into an existing table of another schema (currentSchema=inventorysink,
+    # auto.create=false); a change and a delete at the source follow
+    r = run(postgres=True, keys=JSON)
+    r.pg_execute(
+        *INVENTORY,
+        "CREATE SCHEMA inventorysink",
+        "CREATE TABLE inventorysink.customers (id INT PRIMARY KEY, first_name VARCHAR(255), "
+        "last_name VARCHAR(255), email VARCHAR(255))",
+    )
+    r.start("debezium/tutorial-register-postgres.json")
+    name = r.start("debezium/postgres-toast-jdbc-sink.json")
+
+    def emails(expected: list[str]) -> Callable[[], Any]:
+        def check() -> Any:
+            rows = r.pg_rows("customers", "id", schema="inventorysink")
+            return rows if rows and [x["email"] for x in rows] == expected else None
+
+        return check
+
+    r.wait(name, emails(["sally.thomas@acme.com", "gbailey@foobar.com"]), "the snapshot")
+    r.pg_execute(
+        "UPDATE inventory.customers SET email = 'sally@acme.com' WHERE id = 1",
+        "DELETE FROM inventory.customers WHERE id = 2",
+    )
+    rows = r.wait(name, emails(["sally@acme.com"]), "the update and the delete")
+    assert rows == [
+        {"id": 1, "first_name": "Sally", "last_name": "Thomas", "email": "sally@acme.com"}
+    ]
+
+
+def debezium_cqrs_unwrap_source(run: Callable[..., Run]) -> None:
+    # ExtractNewRecordState on the source side, with add.fields=table
+    r = run(postgres=True, keys=JSON)
+    r.pg_execute(
+        "CREATE TABLE public.pollentity (id BIGINT PRIMARY KEY, question TEXT)",
+        "CREATE TABLE public.optionentity (id BIGINT PRIMARY KEY, text TEXT)",
+        "CREATE TABLE public.other (id BIGINT PRIMARY KEY)",
+        "INSERT INTO public.pollentity VALUES (1, 'Tabs or spaces?')",
+        "INSERT INTO public.optionentity VALUES (7, 'tabs')",
+        "INSERT INTO public.other VALUES (1)",
+    )
+    name = r.start("debezium/cqrs-postgres-source-unwrap.json")
+    polls = r.wait(name, lambda: r.values("polls.public.pollentity"), "the poll")
+    options = r.wait(name, lambda: r.values("polls.public.optionentity"), "the option")
+    assert polls == [{"id": 1, "question": "Tabs or spaces?", "__table": "pollentity"}]
+    assert options == [{"id": 7, "text": "tabs", "__table": "optionentity"}]
+    assert "polls.public.other" not in r.log.list_topics()
+
+
+def debezium_live_update_source(run: Callable[..., Run]) -> None:
+    # Debezium 1.x keys: database.server.name, table.whitelist, database.history.*
+    r = run(postgres=True, keys=JSON)
+    r.pg_execute(
+        *INVENTORY,
+        "CREATE TABLE inventory.categories (id INT PRIMARY KEY, name TEXT)",
+        "CREATE TABLE inventory.orders (id INT PRIMARY KEY, category_id INT, quantity INT)",
+        "INSERT INTO inventory.categories VALUES (1, 'books')",
+        "INSERT INTO inventory.orders VALUES (10, 1, 3)",
+    )
+    name = r.start("debezium/kstreams-live-update-pgsql-source.json")
+    orders = r.wait(name, lambda: r.values("dbserver1.inventory.orders"), "the order")
+    r.pg_execute("INSERT INTO inventory.orders VALUES (11, 1, 5)")
+    orders = r.wait(name, lambda: _n(r.values("dbserver1.inventory.orders"), 2), "a new order")
+    assert [(o["op"], o["after"]) for o in orders] == [
+        ("r", {"id": 10, "category_id": 1, "quantity": 3}),
+        ("c", {"id": 11, "category_id": 1, "quantity": 5}),
+    ]
+    assert r.values("dbserver1.inventory.categories")[0]["after"] == {"id": 1, "name": "books"}
+    assert "dbserver1.inventory.customers" not in r.log.list_topics()
+
+
 def debezium_tutorial_postgres(run: Callable[..., Run]) -> None:
     # Debezium's tutorial database: the inventory schema's customers table
-    r = run(postgres=True)
+    r = run(postgres=True, keys=JSON)
     r.pg_execute(
         "CREATE SCHEMA inventory",
         "CREATE TABLE inventory.customers (id SERIAL PRIMARY KEY, first_name VARCHAR(255) "
@@ -704,7 +794,7 @@ def debezium_tutorial_postgres(run: Callable[..., Run]) -> None:
 def debezium_unwrap_jdbc_sink(run: Callable[..., Run]) -> None:
     # Debezium change events for `customers` (as its MySQL source, routed by RegexRouter,
     # writes them): two creates, an update, a delete and its tombstone
-    r = run(postgres=True)
+    r = run(postgres=True, keys=JSON)
     row = {"id": "int32", "first_name": "string", "last_name": "string", "email": "string"}
     row_schema = schema_of(row, name="dbserver1.inventory.customers.Value") | {"optional": True}
     envelope = schema_of(
@@ -728,11 +818,7 @@ def debezium_unwrap_jdbc_sink(run: Callable[..., Run]) -> None:
     ]
     keys = [json.dumps({"schema": key_schema, "payload": {"id": k}}).encode() for k, _ in events]
     r.produce("customers", envelope, [v for _, v in events], keys=keys)
-    name, config = load("debezium/unwrap-smt-jdbc-sink.json")
-    # Debezium's docker images run Connect with JSON keys and values with schemas
-    r.herder.put_connector_config(
-        name, localize(config, r.site) | {"key.converter": JSON}, allow_replace=True
-    )
+    name = r.start("debezium/unwrap-smt-jdbc-sink.json")
 
     def final() -> Any:
         rows = r.pg_rows("customers", "id")
@@ -902,6 +988,23 @@ CASES += [
         "debezium/unwrap-smt-jdbc-sink.json",
         DBZ.format("unwrap-smt/jdbc-sink.json", "0ed297ab"),
         debezium_unwrap_jdbc_sink,
+    ),
+    Case(
+        "debezium/postgres-toast-jdbc-sink.json",
+        DBZ.format(
+            "postgres-toast/jdbc-sink.json (with tutorial/register-postgres.json)", "54cb4456"
+        ),
+        debezium_toast_pipeline,
+    ),
+    Case(
+        "debezium/cqrs-postgres-source-unwrap.json",
+        DBZ.format("cqrs/postgres-source-unwrap.json", "69734ec7"),
+        debezium_cqrs_unwrap_source,
+    ),
+    Case(
+        "debezium/kstreams-live-update-pgsql-source.json",
+        DBZ.format("kstreams-live-update/pgsql-source.json", "07a35b0b"),
+        debezium_live_update_source,
     ),
 ]
 
