@@ -76,6 +76,8 @@ def localize(config: dict[str, str], site: Site) -> dict[str, str]:
        `aws.secret.access.key`: a published config reaches AWS through the
        environment's credentials instead).
     5. FileStream's `file`: the file of that name in the site's directory.
+    6. The HDFS sinks' `hdfs.url` / `store.url`: the directory `hdfs` in the site's
+       directory, as a file:// URL (the store's paths under it are kept).
     """
     out = dict(config)
     server = None
@@ -117,4 +119,8 @@ def localize(config: dict[str, str], site: Site) -> dict[str, str]:
     # Step 5
     if "file" in out and not Path(out["file"]).is_absolute():
         out["file"] = str(site.directory / out["file"])
+    # Step 6
+    for key in ("hdfs.url", "store.url"):
+        if out.get(key, "").startswith("hdfs://"):
+            out[key] = (site.directory / "hdfs").as_uri()
     return out

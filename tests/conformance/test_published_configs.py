@@ -359,6 +359,26 @@ def s3_quickstart(run: Callable[..., Run]) -> None:
     assert [g["f1"] for g in got] == [f"value{i}" for i in range(10_000)]
 
 
+def hdfs_quickstart(run: Callable[..., Run]) -> None:
+    # flush.size=3: nine records are three files under <hdfs.url>/topics/test_hdfs
+    r = run()
+    r.request.getfixturevalue("spark")  # the suite's one SparkSession, which the sink joins
+    schema = schema_of({"f1": "string"}, name="myrecord")
+    r.produce("test_hdfs", schema, [{"f1": f"value{i}"} for i in range(9)])
+    r.start("hdfs/quickstart-hdfs.properties")
+    topic_dir = r.site.directory / "hdfs" / "topics" / "test_hdfs"
+
+    def files() -> list[Path]:
+        found = sorted(topic_dir.rglob("*.parquet")) if topic_dir.exists() else []
+        return found if len(found) >= 3 else []
+
+    written = r.wait("hdfs-sink", files, "three Parquet files", timeout_s=90)
+    import pyarrow.parquet as pq
+
+    values = [v for f in written for v in pq.read_table(f).column("f1").to_pylist()]
+    assert sorted(values) == sorted(f"value{i}" for i in range(9))
+
+
 def demo_day1_insert_ts_mysql(run: Callable[..., Run]) -> None:
     r = run(mysql=True)
     stamps = [1_600_000_000_000 + i * 1000 for i in range(5)]
@@ -841,6 +861,7 @@ class Case:
     file: str  # under tests/data/published
     source: str  # repository, path, commit (or page)
     body: Callable[[Callable[..., Run]], None]
+    marks: tuple[pytest.MarkDecorator, ...] = ()
 
 
 CASES = [
@@ -874,6 +895,12 @@ CASES = [
         "confluentinc/kafka-connect-storage-cloud "
         "kafka-connect-s3/config/quickstart-s3.properties @ 1bbf5cb2",
         s3_quickstart,
+    ),
+    Case(
+        "hdfs/quickstart-hdfs.properties",
+        "confluentinc/kafka-connect-hdfs config/quickstart-hdfs.properties @ adf588a2",
+        hdfs_quickstart,
+        (pytest.mark.spark,),
     ),
     Case(
         "demo-scene/day1-L152-sink-jdbc-mysql-00.json",
@@ -1009,7 +1036,7 @@ CASES += [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.file for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.file, marks=c.marks) for c in CASES])
 def test_published_config_runs_as_published(case: Case, run: Callable[..., Run]) -> None:
     """`case.source`, localized, does what its tutorial says it does."""
     case.body(run)
