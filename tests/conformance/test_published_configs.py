@@ -42,7 +42,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 
-DEMO = "confluentinc/demo-scene kafka-connect-single-message-transforms/{} @ dc2b351f"
+DEMO_SCENE = "confluentinc/demo-scene {} @ dc2b351f"
+DEMO = DEMO_SCENE.format("kafka-connect-single-message-transforms/{}")
 JDBC = "confluentinc/kafka-connect-jdbc config/{} @ {}"
 KAFKA = "apache/kafka {} @ 1eb76443"
 DBZ = "debezium/debezium-examples {} @ {}"
@@ -848,6 +849,79 @@ def debezium_unwrap_jdbc_sink(run: Callable[..., Run]) -> None:
     assert rows == [person(1001, "a2@x")]
 
 
+def demo_connect_jdbc_postgres_bulk(run: Callable[..., Run]) -> None:
+    # mode=bulk and no table list: every table of the database, once at the start
+    r = run(postgres=True)
+    r.pg_execute(
+        "CREATE TABLE num_test (txn_id INT, customer_value NUMERIC(5, 2), note TEXT)",
+        "INSERT INTO num_test VALUES (42, 1.23, 'first'), (43, 100.5, NULL)",
+    )
+    name = r.start("demo-scene/connect-jdbc-README-L79-jdbc_source_postgres_01.json")
+    records = r.wait(name, lambda: _n(r.records("postgres-01-num_test"), 2), "two rows")
+    payloads = [json.loads(rec.value) for rec in records]
+    assert [(p["payload"]["txn_id"], p["payload"]["note"]) for p in payloads] == [
+        (42, "first"),
+        (43, None),
+    ]
+    # NUMERIC(5, 2) travels as Connect's Decimal, scale 2, as Confluent's source sends it
+    decimal = next(f for f in payloads[0]["schema"]["fields"] if f["field"] == "customer_value")
+    assert decimal["name"] == "org.apache.kafka.connect.data.Decimal"
+    assert decimal["parameters"]["scale"] == "2"
+
+
+def demo_rail_postgres_upsert(run: Callable[..., Run]) -> None:
+    # String keys as MESSAGE_KEY (pk.mode=record_key), upserts, arrays and structs
+    # dropped by ReplaceField before the table is made (auto.create as a JSON boolean)
+    r = run(postgres=True)
+    header = {
+        "type": "struct",
+        "optional": True,
+        "fields": [{"field": "MSG_TYPE", "type": "string", "optional": True}],
+    }
+    locations = {
+        "type": "array",
+        "optional": True,
+        "items": {"type": "string", "optional": True},
+    }
+    schema = schema_of(
+        {
+            "TRAIN_ID": "string",
+            "CANC_REASON": "string",
+            "HEADER": header,
+            "SCHEDULE_SEGMENT_LOCATION": locations,
+        }
+    )
+
+    def message(train: str, reason: str) -> dict[str, Any]:
+        return {
+            "TRAIN_ID": train,
+            "CANC_REASON": reason,
+            "HEADER": {"MSG_TYPE": "0002"},
+            "SCHEDULE_SEGMENT_LOCATION": ["LDS", "YRK"],
+        }
+
+    topic = "TRAIN_CANCELLATIONS_ACTIVATIONS_SCHEDULE_00"
+    r.produce(
+        topic,
+        schema,
+        [message("1A01", "AA"), message("2B02", "YI"), message("1A01", "TG")],
+        keys=[b"1A01", b"2B02", b"1A01"],
+    )
+    name = r.start(
+        "demo-scene/rail-egress-postgres-L3-sink-jdbc-TRAIN_CANCELLATIONS_ACTIVATIONS_SCHEDULE_00.json"
+    )
+
+    def upserted() -> Any:
+        rows = r.pg_rows(topic, '"MESSAGE_KEY"')
+        return rows if rows and [x["CANC_REASON"] for x in rows] == ["TG", "YI"] else None
+
+    rows = r.wait(name, upserted, "two trains, the first one's reason updated")
+    assert rows == [
+        {"MESSAGE_KEY": "1A01", "TRAIN_ID": "1A01", "CANC_REASON": "TG"},
+        {"MESSAGE_KEY": "2B02", "TRAIN_ID": "2B02", "CANC_REASON": "YI"},
+    ]
+
+
 def _n(rows: list[Any] | None, count: int) -> list[Any] | None:
     """`rows` once there are `count` of them (more fails: nothing may be written twice)."""
     if rows is None or len(rows) < count:
@@ -895,6 +969,16 @@ CASES = [
         "confluentinc/kafka-connect-storage-cloud "
         "kafka-connect-s3/config/quickstart-s3.properties @ 1bbf5cb2",
         s3_quickstart,
+    ),
+    Case(
+        "demo-scene/connect-jdbc-README-L79-jdbc_source_postgres_01.json",
+        DEMO_SCENE.format("connect-jdbc/README.adoc:79"),
+        demo_connect_jdbc_postgres_bulk,
+    ),
+    Case(
+        "demo-scene/rail-egress-postgres-L3-sink-jdbc-TRAIN_CANCELLATIONS_ACTIVATIONS_SCHEDULE_00.json",
+        DEMO_SCENE.format("rail-data-streaming-pipeline/data/egress/postgres/00_create_sink.sh:3"),
+        demo_rail_postgres_upsert,
     ),
     Case(
         "hdfs/quickstart-hdfs.properties",
