@@ -7,8 +7,8 @@ reads them:
 - a `.properties` file (`connect-standalone.sh worker.properties connector.properties`);
 - a `{"name": ..., "config": {...}}` JSON file (`POST /connectors`);
 - a bare JSON config map: the body of a `PUT /connectors/<name>/config` (the demo-scene
-  copies; the connector's name is the one in the URL, kept in the file name), or a flat
-  map with its own `name` (a standalone connector file).
+  copies; the connector's name is the one in the URL, kept in the file name after
+  `-L<line>-`), or a flat map with its own `name` (a standalone connector file).
 JSON values go through the REST API's own conversion (numbers and booleans as Kafka's
 REST API takes them), so `"tasks.max": 1` is read as the worker reads it.
 """
@@ -52,8 +52,10 @@ def load(relative: str) -> tuple[str, dict[str, str]]:
         return str(body["name"]), {
             k: v for k, v in config_map(body["config"]).items() if v is not None
         }
-    # demo-scene: day<N>-L<line>-<connector name>.json, the body of a PUT .../config
-    name = body["name"] if "name" in body else path.stem.split("-", 2)[2]
+    # <source>-L<line>-<connector name>.json, the body of a PUT .../config (the name in
+    # its URL), or a file of a PUT with no name of its own (named as the file)
+    named = re.fullmatch(r".*?-L\d+-(.+)", path.stem)
+    name = body.get("name") or (named[1] if named else path.stem)
     return name, {k: v for k, v in config_map(body).items() if v is not None}
 
 

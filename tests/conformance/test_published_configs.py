@@ -1167,6 +1167,14 @@ NOT_SHIPPED = [
         "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector",
         "an Elasticsearch sink",
     ),
+    (
+        "debezium/outbox-register-postgres.json",
+        DBZ.format("outbox/register-postgres.json", "28dbebde"),
+        "transforms.outbox.type: Invalid value io.debezium.transforms.outbox.EventRouter for "
+        "configuration transforms.outbox.type: Class io.debezium.transforms.outbox.EventRouter "
+        "could not be found.",
+        "Debezium's outbox event router (its source, PostgresConnector, is shipped)",
+    ),
 ]
 
 
