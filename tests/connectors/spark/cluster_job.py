@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -164,8 +165,10 @@ def kafka_read(spark: Any, bootstrap: str, topic: str) -> dict[str, Any]:
 
 
 def _step(report: dict[str, Any], name: str, fn: Callable[[], dict[str, Any]]) -> None:
+    started = time.monotonic()
     try:
         report[name] = fn()
+        report[name]["seconds"] = round(time.monotonic() - started, 1)
     except Exception as exc:
         traceback.print_exc()
         lines = [line for line in str(exc).splitlines() if line.strip()]
@@ -182,7 +185,9 @@ def main() -> None:
     parser.add_argument("--topic")
     args = parser.parse_args()
     report: dict[str, Any] = {}
+    started = time.monotonic()
     spark, report["sink"] = sink(args.master, args.jars)
+    report["sink"]["seconds"] = round(time.monotonic() - started, 1)
     try:
         _step(report, "batch", lambda: batch_read(spark))
         _step(report, "stream", lambda: stream_read(spark))
