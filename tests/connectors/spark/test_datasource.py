@@ -205,6 +205,18 @@ def test_bad_options_are_refused_by_name(options: dict[str, str], name: str) -> 
     assert info.value.name == name
 
 
+def test_a_relative_log_dir_is_resolved_where_the_options_are_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver parses the options and pickles the reader to executors that run in
+    directories of their own (test_cluster runs one): the path must not travel
+    relative."""
+    monkeypatch.chdir(tmp_path)
+    opts = parse_options({"log.dir": "data/log", "topic": "t"})
+    assert opts.log_dir == str(tmp_path / "data" / "log")
+    assert parse_options({"path": "/srv/log", "topic": "t"}).log_dir == "/srv/log"
+
+
 def test_avro_values_decode_with_schemas_from_the_logs_registry(reader: Any, log_dir: Path) -> None:
     from connect.converters.avro import AvroConverter
     from connect.registry.embedded import install_embedded_registry
