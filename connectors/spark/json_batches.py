@@ -8,6 +8,15 @@ JSON objects get the types Arrow infers), nulls written as they are. A connector
 value.converter is JsonConverter needs no `value.format`: the runtime hands the sink
 Arrow batches (`SinkTask.put_batches`) decoded the same way, and falls back to
 records where they cannot be.
+
+The one import of the runtime a connector makes (tests/test_boundaries.py lists it as
+the only exception to "connectors import only connect.api"). Why it stays: the
+reader is JsonConverter's, built on the converter's schema-JSON and value codecs
+(`json_schema`, `json_values`), and this path needs its lenient mode, which no
+`Converter` method offers; a copy in `connect.api` would drift from the converter,
+and a converter instance cannot reach a connector (nor the Spark data source, which
+runs without a worker) without a runtime hook the API does not have. The way out is
+that hook, or this older path retired in favour of value.converter=JsonConverter.
 """
 
 from __future__ import annotations
@@ -17,8 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from connect.api import DataError
-from connect.api.arrow import file_batch
+from connect.api import DataError, file_batch
 from connect.converters.json_arrow_read import JsonArrowReader
 
 __all__ = ["JsonBatchDecoder"]
