@@ -54,6 +54,7 @@ __all__ = [
 
 SNAPSHOT_MODES = ("initial", "never", "no_data", "initial_only", "always")
 AUTOCREATE_MODES = ("all_tables", "filtered", "disabled")
+LOGICAL_DECODING_PLUGINS = ("pgoutput", "decoderbufs", "wal2json")
 OPERATIONS = ("c", "u", "d", "t", "none")
 _SESSION_OPTIONS = (
     "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=postgres -c extra_float_digits=3"
@@ -163,6 +164,17 @@ CONFIG = (
         _identifier,
         Importance.MEDIUM,
         "The logical replication slot (created when missing; one per connector)",
+        group=_CDC,
+    )
+    .define(
+        "plugin.name",
+        ConfigType.STRING,
+        "pgoutput",
+        one_of(*LOGICAL_DECODING_PLUGINS),
+        Importance.MEDIUM,
+        "Debezium's logical decoding plugin. Changes are always read with pgoutput (built "
+        "into PostgreSQL 10 and later, nothing to install); decoderbufs and wal2json, which "
+        "Debezium 1.x configs name, are accepted and read the same way, with the same events",
         group=_CDC,
     )
     .define(

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from connect.api import ConfigError
-from connectors.postgres.config import parse_config
+from connect.worker.config import CONNECTOR_PASS_THROUGH, SOURCE_CONNECTOR_CONFIG, unknown_keys
+from connectors.postgres.config import CONFIG, parse_config
 from connectors.postgres.source import PostgresCdcSourceConnector, _Filter
 
 BASE = {"database.hostname": "127.0.0.1", "database.dbname": "postgres"}
@@ -84,3 +85,17 @@ def test_a_list_and_its_former_name_together_are_refused() -> None:
         parse_config(
             {**BASE, "topic.prefix": "p", "schema.include.list": "a", "schema.whitelist": "b"}
         )
+
+
+def test_plugin_name_of_published_configs_is_known() -> None:
+    """debezium-examples' configs name plugin.name (pgoutput; decoderbufs in 1.x ones):
+    a key of the connector, not an unknown one warned about; changes are read with
+    pgoutput either way. A value Debezium does not know is refused by name."""
+    known = {*CONFIG.names(), *SOURCE_CONNECTOR_CONFIG.names()}
+    for plugin in ("pgoutput", "decoderbufs", "wal2json"):
+        config = {**BASE, "topic.prefix": "p", "plugin.name": plugin}
+        assert unknown_keys(config, known, CONNECTOR_PASS_THROUGH) == []
+        assert parse_config(config)["plugin.name"] == plugin
+    with pytest.raises(ConfigError) as refused:
+        parse_config({**BASE, "topic.prefix": "p", "plugin.name": "test_decoding"})
+    assert refused.value.name == "plugin.name"
