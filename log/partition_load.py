@@ -94,6 +94,8 @@ class PartitionLoading:
     # ----------------------------------------------------------------- opening
 
     def _open(self) -> None:
+        """Recover the directory, by the numbered steps of the module docstring.
+        Under the lock (`Partition.__init__` takes it)."""
         # Step 1: finish or undo work in flight.
         for name in os.listdir(self.directory):
             if name.endswith(".deleted") or name.endswith(".tmp"):
@@ -225,6 +227,9 @@ class PartitionLoading:
     # ---------------------------------------------------------- lock and views
 
     class _Locked:
+        """The thread lock, then the `.lock` flock (threads of this process queue on
+        the first, so only one of them waits on the file)."""
+
         __slots__ = ("p",)
 
         def __init__(self, p: PartitionLoading) -> None:
