@@ -14,7 +14,7 @@ A null value is a tombstone: no bytes, and no bytes read back as null.
 Writing a record: its Connect schema is mapped to an Avro schema (`schema`), the Avro
 JSON is registered under the subject the subject name strategy names (`strategies`),
 and the id goes into the header. Reading: the id is looked up, the Avro schema mapped
-back to a Connect schema, and the payload decoded with it.
+back to a Connect schema (`schema_read`), and the payload decoded with it.
 
 Caching — the hot path makes no registry call and no schema mapping per record:
 
@@ -50,7 +50,8 @@ from connect.converters.avro.client import (
     set_embedded_factory,
 )
 from connect.converters.avro.converter import AvroConverter
-from connect.converters.avro.schema import to_avro, to_connect
+from connect.converters.avro.schema import to_avro
+from connect.converters.avro.schema_read import to_connect
 from connect.converters.avro.strategies import (
     record_name_strategy,
     strategy_named,

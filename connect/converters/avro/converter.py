@@ -23,7 +23,8 @@ from connect.converters.avro.client import (
     SchemaRegistryClient,
     client_for,
 )
-from connect.converters.avro.schema import record_full_name, to_avro, to_connect
+from connect.converters.avro.schema import record_full_name, to_avro
+from connect.converters.avro.schema_read import to_connect
 from connect.converters.avro.strategies import SubjectNameStrategy, strategy_named
 from connect.converters.avro.values import Codec, compile_decoder, compile_encoder
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError

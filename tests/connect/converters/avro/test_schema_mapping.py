@@ -26,7 +26,8 @@ from connect.api.data import (
 )
 from connect.api.errors import DataError
 from connect.api.logical import Date, Decimal, Time, Timestamp
-from connect.converters.avro.schema import to_avro, to_connect
+from connect.converters.avro.schema import to_avro
+from connect.converters.avro.schema_read import to_connect
 
 
 def back(avro: object) -> Schema:
