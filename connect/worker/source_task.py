@@ -77,9 +77,12 @@ __all__ = ["WorkerSourceTask"]
 _log = logging.getLogger("connect.worker")
 
 #: How long an acknowledgement may wait for its fsync, and how many records may wait
-#: (see "Acknowledgements" in the module docstring).
+#: (see "Acknowledgements" in the module docstring). The queue keeps the records (or
+#: the batch) alive until then, so the count is kept near one snapshot chunk of a CDC
+#: source: a tenfold bound showed in a snapshot's peak memory (docs/performance.md),
+#: and an fsync per ten thousand records costs nothing visible.
 _ACK_MAX_DELAY_S = 1.0
-_ACK_MAX_RECORDS = 100_000
+_ACK_MAX_RECORDS = 10_000
 
 Transform = Callable[[SourceRecord], SourceRecord | None]
 #: A queued acknowledgement: the plugin's hook, the records or batch, their metadata.
