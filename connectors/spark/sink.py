@@ -2,10 +2,10 @@
 table, exactly once — Confluent's HDFS 3 sink (`Hdfs3SinkConnector`) on PySpark.
 
 Where Spark is, and why. Tasks run in processes of their own, and a SparkSession is a
-JVM: 7–12 s of both cores to start and ~1 GB of memory, per task process. Spark's own
-writer (`createDataFrame(arrow)` → `write.parquet`) measured ~130,000 rows/s here on a
-warm JVM, while pyarrow writes the same Arrow table at ~1,000,000 rows/s. So the hot
-path never leaves Arrow:
+JVM: seconds of both cores to start and about a gigabyte of memory, per task process,
+and Spark's own writer (`createDataFrame(arrow)` → `write.parquet`) is several times
+slower on a warm JVM than pyarrow writing the same Arrow table (figures, dated:
+docs/performance.md). So the hot path never leaves Arrow:
 
 - values arrive as Arrow batches (`put_batches`) when the connector's value.converter
   decodes them into columns (`Converter.to_arrow`: AvroConverter with numpy,
@@ -20,10 +20,9 @@ path never leaves Arrow:
   the task starts a SparkSession from `spark.master` and `spark.conf.*`, hands it each
   file's Arrow table (`createDataFrame`) and Spark writes it through Hadoop's file
   system, so the same config runs against HDFS and a cluster.
-JsonConverter's record path turns each message into a Struct of Python objects at
-70,000–240,000 rows/s for ten columns; its `to_arrow` (or `value.format=json` with
-ByteArrayConverter) skips them, while the Spark writer alone would cap the sink near
-130,000.
+JsonConverter's record path turns each message into a Struct of Python objects; its
+`to_arrow` (or `value.format=json` with ByteArrayConverter) skips them, while the Spark
+writer alone would cap the sink below what the columns reach (docs/performance.md).
 Either way the files are Spark's: Hive-style directories, types Spark maps one to one
 (decimals, dates, timestamps; Debezium's temporal types as dates and timestamps too,
 `connect.api.arrow.file_batch`), one schema per file, so

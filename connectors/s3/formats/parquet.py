@@ -143,8 +143,9 @@ class _ParquetWriter(FileWriter):
                             "schema)") from None
         arrays = []
         for i, field in enumerate(self._arrow):
-            # One column per pass (`map(itemgetter)` in C): five times faster than
-            # `zip(*lists)`, which builds a tuple of every row's value per column.
+            # One column per pass (`map(itemgetter)` in C): much faster than
+            # `zip(*lists)`, which builds a tuple of every row's value per column
+            # (docs/performance.md).
             column = list(map(operator.itemgetter(i), lists))
             data = [_plain(v) for v in column] if self._nested[i] else column
             try:
