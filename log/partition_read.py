@@ -79,8 +79,8 @@ class PartitionReading:
 
         The cyclic garbage collector is paused for the call: a read allocates
         thousands of tuples that hold only bytes, ints and strings (no cycles can
-        form), and letting the collector walk them every 700 allocations cost a
-        third of the read time."""
+        form), and letting the collector walk them every 700 allocations cost a large
+        share of the read time (docs/performance.md)."""
         if not gc.isenabled():
             return self._read(offset, max_records, max_bytes)
         gc.disable()
