@@ -11,8 +11,10 @@ SourceTask lifecycle (one thread per task):
    `commit_records(records, metadata)` once per appended batch — then `commit()`
    after each offset flush. Durable means the log has fsynced the record, so the
    calls come in rounds, on the task's thread between polls, in the order polled:
-   after each offset flush (before `commit()`) and sooner, with an fsync of their
-   own, once the oldest waiting record has waited about a second;
+   after each offset flush (before `commit()`, and so on a clean stop too) and
+   sooner, with an fsync of their own, once the oldest waiting record has waited
+   about a second or some thousands of records wait. A record the log may still
+   lose (a crash before its fsync) is never acknowledged;
 5. `stop()` — called from another thread; make `poll()` return soon.
 
 SinkTask lifecycle (one thread per task; every call on that thread but `stop`):
