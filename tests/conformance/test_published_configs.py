@@ -479,6 +479,18 @@ FLAT = [
 ]
 
 
+def demo_day3_nested_fails_as_published(run: Callable[..., Run]) -> None:
+    # "This fails! You'll see the error …(STRUCT) type doesn't have a mapping to the SQL
+    # database column type": the tutorial's first attempt, before Flatten. It fails here
+    # too, at once and saying which field and type, and writes nothing.
+    r = run(mysql=True)
+    r.produce("day3-customersa", CUSTOMER, CUSTOMERS, keys=[b"1", b"3"])
+    name = r.start("demo-scene/day3-L87-sink-jdbc-mysql-day3-customers-00.json")
+    trace = wait_until(lambda: r.failed(name), 30, f"{name} failed")
+    assert "ADDRESS" in trace and "STRUCT" in trace.upper(), trace
+    assert r.mysql_rows("day3-customersa") is None
+
+
 def demo_day3_flatten(run: Callable[..., Run]) -> None:
     r = run(mysql=True)
     r.produce("day3-customers", CUSTOMER, CUSTOMERS, keys=[b"1", b"3"])
@@ -1009,6 +1021,11 @@ CASES = [
         "demo-scene/day2-L239-source-jdbc-mysql-02.json",
         DEMO.format("day2.adoc:239"),
         demo_day2_value_to_key_extract,
+    ),
+    Case(
+        "demo-scene/day3-L87-sink-jdbc-mysql-day3-customers-00.json",
+        DEMO.format("day3.adoc:87"),
+        demo_day3_nested_fails_as_published,
     ),
     Case(
         "demo-scene/day3-L116-sink-jdbc-mysql-day3-customers-00.json",
