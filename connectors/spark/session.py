@@ -9,6 +9,11 @@ while a local session runs, or another cluster) is refused with a ConfigError na
 spark.master, instead of writing through the session that happens to run; a local
 master of any size (`local`, `local[2]`, `local[*]`) is served by any local session.
 
+A standalone master (`spark://host:port`, or several for HA) that no address answers
+is refused before the JVM starts, in one line naming spark.master: Spark itself
+retries for about a minute, stops its context, and hands the caller a Java stack
+("Cannot call methods on a stopped SparkContext") with the reason only in its log.
+
 Spark's Python workers must run this interpreter (it has pyarrow and the project), so
 PYSPARK_PYTHON defaults to `sys.executable`; on a cluster, the executors start the
 driver's PYSPARK_PYTHON path, so every node needs an interpreter there that imports
@@ -18,6 +23,7 @@ the project (installed in it, or on `spark.executorEnv.PYTHONPATH`).
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -53,6 +59,8 @@ def spark_session(
 
     # What getOrCreate would hand back (None once stopped).
     running = SparkContext._active_spark_context
+    if running is None or not _same_place(str(running.master), master):
+        _check_answers(master)
     if running is not None and not _same_place(str(running.master), master):
         raise ConfigError(
             "spark.master",
@@ -71,3 +79,25 @@ def _same_place(running: str, wanted: str) -> bool:
     """Whether a session on `running` does the work asked of `wanted`: the same URL, or
     both in this process (local masters differ only in threads)."""
     return running == wanted or (running.startswith("local") and wanted.startswith("local"))
+
+
+def _check_answers(master: str, timeout_s: float = 5.0) -> None:
+    """Refuse a standalone master none of whose addresses accepts a connection (see
+    the module docstring); other masters (local, yarn, k8s) are Spark's to check."""
+    if not master.startswith("spark://"):
+        return
+    reasons = []
+    for address in master[len("spark://") :].split(","):
+        host, _, port = address.strip().rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+                return
+        except ValueError:
+            raise ConfigError(
+                "spark.master", master, "spark://HOST:PORT (or HOST:PORT,HOST:PORT,...)"
+            ) from None
+        except OSError as exc:
+            reasons.append(f"{address.strip()}: {exc.strerror or exc}")
+    raise ConfigError(
+        "spark.master", master, f"no Spark master answers there ({'; '.join(reasons)})"
+    )

@@ -4,7 +4,11 @@ SparkSession through Hadoop's file system)."""
 
 from __future__ import annotations
 
+import contextlib
 import decimal
+import socket
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +79,12 @@ def test_a_cluster_master_is_never_served_by_the_local_session(
     """A process has one SparkContext and getOrCreate returns it whatever master is
     asked for: a sink configured for a cluster, in a process that runs a local session,
     wrote through the local one without a word. It is refused, naming spark.master."""
-    cluster = "spark://127.0.0.1:7077"
-    with pytest.raises(ConfigError) as refused:
-        start_task(tmp_path, parquet_writer="spark", spark_master=cluster)
+    # A master that answers (the second of two, as an HA pair is given): only the
+    # running session stands in the way.
+    with socket.create_server(("127.0.0.1", 0)) as listening, _closed_port() as closed:
+        cluster = f"spark://127.0.0.1:{closed},127.0.0.1:{listening.getsockname()[1]}"
+        with pytest.raises(ConfigError) as refused:
+            start_task(tmp_path, parquet_writer="spark", spark_master=cluster)
     assert refused.value.name == "spark.master"
     assert str(refused.value) == (
         f"Invalid value {cluster} for configuration spark.master: this process already "
@@ -88,6 +95,31 @@ def test_a_cluster_master_is_never_served_by_the_local_session(
     # Another local master (threads differ) is served by the local session.
     task, _ = start_task(tmp_path, parquet_writer="spark", spark_master="local[*]")
     assert task.spark is spark and spark.sparkContext.master == "local[2]"
+
+
+@contextlib.contextmanager
+def _closed_port() -> Iterator[int]:
+    """A port on 127.0.0.1 where nothing listens (held bound, not listening)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def test_a_master_nobody_answers_for_is_one_line_at_once(tmp_path: Path) -> None:
+    """Spark retried for a minute, stopped its context and the task failed with a Java
+    stack ("Cannot call methods on a stopped SparkContext"); the reason was only in
+    Spark's log."""
+    with _closed_port() as port:
+        started = time.monotonic()
+        with pytest.raises(ConfigError) as refused:
+            start_task(tmp_path, parquet_writer="spark", spark_master=f"spark://127.0.0.1:{port}")
+        assert time.monotonic() - started < 10
+    assert str(refused.value) == (
+        f"Invalid value spark://127.0.0.1:{port} for configuration spark.master: "
+        f"no Spark master answers there (127.0.0.1:{port}: Connection refused)"
+    )
+    with pytest.raises(ConfigError, match="spark://HOST:PORT"):
+        start_task(tmp_path, parquet_writer="spark", spark_master="spark://nowhere")
 
 
 def test_hadoop_storage_state_files_listing_and_refusals(spark: Any, tmp_path: Path) -> None:
