@@ -98,3 +98,8 @@ def test_readme_migration_runs_confluents_jdbc_quickstart_unchanged(tmp_path: Pa
         assert worker_proc.wait(60) == 0
     stderr = (tmp_path / "worker.err").read_text()
     assert "Traceback" not in stderr and "isn't a known config" not in stderr, stderr
+
+
+def test_the_readme_shows_this_block() -> None:
+    """The block above is the README's: a change to one must be made to the other."""
+    assert MIGRATION in (ROOT / "README.md").read_text()
