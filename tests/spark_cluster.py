@@ -165,6 +165,9 @@ class SparkCluster:
                 str(self.web_port),
             )
             self._wait("master", lambda: self.state()["status"] == "ALIVE", timeout_s)
+            # The URL the master bound (Spark moves to the next port if ours was taken
+            # since we picked it).
+            self.master_url = str(self.state()["url"])
             # Step 3
             self._start(
                 "worker",
