@@ -71,10 +71,17 @@ class _ConnectorContext(ConnectorContext):
 
 
 @dataclass(frozen=True, slots=True)
-class _TaskStages:
-    """What a task's records go through, built from its connector's config (step 2 of
-    `Worker._build_task`)."""
+class _TaskParts:
+    """What a sink and a source task are both built from: the plugin and its configs
+    (step 1 of `Worker._build_task`) and the stages its records go through (step 2)."""
 
+    name: str
+    index: int
+    plugin: Task
+    cprops: Mapping[str, str]
+    tprops: Mapping[str, str]
+    parsed: Mapping[str, Any]
+    paused: bool
     key_converter: Converter
     value_converter: Converter
     header_converter: HeaderConverter
@@ -306,29 +313,32 @@ class Worker:
         # Step 1
         sink, parsed, plugin = self._task_plugin(name, cprops, tprops)
         # Step 2
-        stages = self._task_stages(cprops, parsed)
-
-        def on_status(conn: str, task: int, state: State, trace: str | None) -> None:
-            self.on_status(conn, task, state, trace)
-
-        def on_topic(topic: str) -> None:
-            if self.on_topic is not None:
-                self.on_topic(name, topic, index)
-
-        # Step 3
-        build = self._sink_task if sink else self._source_task
-        return build(
+        parts = _TaskParts(
             name,
             index,
             plugin,
             cprops,
             tprops,
             parsed,
-            stages,
-            on_status=on_status,
-            on_topic=on_topic,
-            paused=paused,
+            paused,
+            key_converter=self._converter("key", cprops, is_key=True),
+            value_converter=self._converter("value", cprops, is_key=False),
+            header_converter=self._header_converter(cprops),
+            transform=self._transform_chain(cprops),
+            policy=ErrorPolicy.from_parsed(parsed),
+            # Errors name each converter by the class its config gave, as Kafka's
+            # headers do.
+            plugin_names={
+                stage: self._plugin_settings(prefix, cprops)[0].strip()
+                for stage, prefix in (
+                    (Stage.KEY_CONVERTER, "key.converter"),
+                    (Stage.VALUE_CONVERTER, "value.converter"),
+                    (Stage.HEADER_CONVERTER, "header.converter"),
+                )
+            },
         )
+        # Step 3
+        return self._sink_task(parts) if sink else self._source_task(parts)
 
     def _task_plugin(
         self, name: str, cprops: Mapping[str, str], tprops: Mapping[str, str]
@@ -349,50 +359,31 @@ class Worker:
             task_cls = connector.task_class()
         return sink, parsed, task_cls()
 
-    def _task_stages(self, cprops: Mapping[str, str], parsed: Mapping[str, Any]) -> _TaskStages:
-        """Step 2 of `_build_task`: the converters, the transform chain and the error
-        policy a task's records go through."""
-        return _TaskStages(
-            key_converter=self._converter("key", cprops, is_key=True),
-            value_converter=self._converter("value", cprops, is_key=False),
-            header_converter=self._header_converter(cprops),
-            transform=self._transform_chain(cprops),
-            policy=ErrorPolicy.from_parsed(parsed),
-            # Errors name each converter by the class its config gave, as Kafka's
-            # headers do.
-            plugin_names={
-                stage: self._plugin_settings(prefix, cprops)[0].strip()
-                for stage, prefix in (
-                    (Stage.KEY_CONVERTER, "key.converter"),
-                    (Stage.VALUE_CONVERTER, "value.converter"),
-                    (Stage.HEADER_CONVERTER, "header.converter"),
-                )
-            },
-        )
+    def _task_callbacks(
+        self, name: str, index: int
+    ) -> tuple[Callable[[str, int, State, str | None], None], Callable[[str], None]]:
+        """A task's status and new-topic callbacks; they look up the worker's own
+        callbacks when called, so a herder may set them after the task is built."""
 
-    def _sink_task(
-        self,
-        name: str,
-        index: int,
-        plugin: Task,
-        cprops: Mapping[str, str],
-        tprops: Mapping[str, str],
-        parsed: Mapping[str, Any],
-        stages: _TaskStages,
-        *,
-        on_status: Callable[[str, int, State, str | None], None],
-        on_topic: Callable[[str], None],
-        paused: bool,
-    ) -> WorkerSinkTask:
+        def on_status(conn: str, task: int, state: State, trace: str | None) -> None:
+            self.on_status(conn, task, state, trace)
+
+        def on_topic(topic: str) -> None:
+            if self.on_topic is not None:
+                self.on_topic(name, topic, index)
+
+        return on_status, on_topic
+
+    def _sink_task(self, parts: _TaskParts) -> WorkerSinkTask:
         """Step 3 of `_build_task` for a sink: its dead-letter queue and the topics it
         consumes (`topics` or `topics.regex`, exactly one)."""
+        name, index, plugin, policy = parts.name, parts.index, parts.plugin, parts.policy
         if not isinstance(plugin, SinkTask):
             raise ConfigError(
                 "connector.class",
-                cprops.get("connector.class"),
+                parts.cprops.get("connector.class"),
                 "a sink connector's task class must be a SinkTask",
             )
-        policy = stages.policy
         dlq = None
         if policy.dlq_topic:
             dlq = DeadLetterQueueReporter(
@@ -407,77 +398,67 @@ class Worker:
             connector=name,
             task=index,
             reporters=[dlq] if dlq else [],
-            plugin_names=stages.plugin_names,
+            plugin_names=parts.plugin_names,
         )
-        topics = parsed["topics"]
-        regex = parsed["topics.regex"]
+        topics = parts.parsed["topics"]
+        regex = parts.parsed["topics.regex"]
         if not topics and not regex:
             raise ConfigError("topics", "", "Must configure one of topics or topics.regex")
         if topics and regex:
             raise ConfigError(
                 "topics.regex", regex, "topics and topics.regex are mutually exclusive"
             )
+        on_status, on_topic = self._task_callbacks(name, index)
         return WorkerSinkTask(
             name,
             index,
             plugin,
-            tprops,
+            parts.tprops,
             log=self.log,
             topics=topics,
             topics_regex=regex,
-            key_converter=stages.key_converter,
-            value_converter=stages.value_converter,
-            header_converter=stages.header_converter,
-            transform=stages.transform,
+            key_converter=parts.key_converter,
+            value_converter=parts.value_converter,
+            header_converter=parts.header_converter,
+            transform=parts.transform,
             errors=errors,
             dlq=dlq,
             offset_flush_interval_ms=self._offset_flush_interval_ms(),
             on_status=on_status,
-            paused=paused,
+            paused=parts.paused,
             on_topic=on_topic,
         )
 
-    def _source_task(
-        self,
-        name: str,
-        index: int,
-        plugin: Task,
-        cprops: Mapping[str, str],
-        tprops: Mapping[str, str],
-        parsed: Mapping[str, Any],
-        stages: _TaskStages,
-        *,
-        on_status: Callable[[str, int, State, str | None], None],
-        on_topic: Callable[[str], None],
-        paused: bool,
-    ) -> WorkerSourceTask:
+    def _source_task(self, parts: _TaskParts) -> WorkerSourceTask:
         """Step 3 of `_build_task` for a source: its offsets and the topics it may
         create (`topic.creation.*`)."""
+        name, index, plugin = parts.name, parts.index, parts.plugin
         if not isinstance(plugin, SourceTask):
             raise ConfigError(
                 "connector.class",
-                cprops.get("connector.class"),
+                parts.cprops.get("connector.class"),
                 "a source connector's task class must be a SourceTask",
             )
         errors = RetryWithTolerance(
-            stages.policy, connector=name, task=index, plugin_names=stages.plugin_names
+            parts.policy, connector=name, task=index, plugin_names=parts.plugin_names
         )
+        on_status, on_topic = self._task_callbacks(name, index)
         return WorkerSourceTask(
             name,
             index,
             plugin,
-            tprops,
+            parts.tprops,
             log=self.log,
             offsets=self.offsets,
-            key_converter=stages.key_converter,
-            value_converter=stages.value_converter,
-            header_converter=stages.header_converter,
-            transform=stages.transform,
+            key_converter=parts.key_converter,
+            value_converter=parts.value_converter,
+            header_converter=parts.header_converter,
+            transform=parts.transform,
             errors=errors,
-            create_topic=self._topic_creator(cprops),
+            create_topic=self._topic_creator(parts.cprops),
             offset_flush_interval_ms=self._offset_flush_interval_ms(),
             on_status=on_status,
-            paused=paused,
+            paused=parts.paused,
             on_topic=on_topic,
         )
 
