@@ -21,9 +21,9 @@ dead-letter queue see records exactly as they would have.
 
 Offset commit, every `offset.flush.interval.ms`, on a clean stop and after a failure:
 1. fsync every log partition written since the last commit;
-2. write the remembered offsets to the offset store (fsynced there);
-3. acknowledge the records queued in step 5 (`commit_record`, ...): step 1 made them
+2. acknowledge the records queued in step 5 (`commit_record`, ...): step 1 made them
    durable;
+3. write the remembered offsets to the offset store (fsynced there);
 4. call the task's `commit()`.
 So a committed source offset never points past records a crash could lose. After a
 failure the same commit is safe (Kafka's WorkerSourceTask makes it too): step 5 above
@@ -34,8 +34,8 @@ past its records, and what was remembered is what a restart must not write again
 Acknowledgements: the plugin API promises `commit_record` once a record is durable,
 and an append is not durable until its partition's fsync. So the acknowledgements
 wait in a queue (one entry per appended batch, not per record) and are delivered
-right after an fsync that covers them: step 3 of the offset commit, or sooner,
-without writing offsets (steps 1 and 3 alone, `_acknowledge`), once the oldest has
+right after an fsync that covers them: step 2 of the offset commit, or sooner,
+without writing offsets (steps 1 and 2 alone, `_acknowledge`), once the oldest has
 waited `_ACK_MAX_DELAY_S` or `_ACK_MAX_RECORDS` records wait. Why the early rounds: a
 source that learns from `commit_record` what it may release (a CDC source's WAL
 position, a verifiable source's report) should not wait a minute-long
@@ -43,7 +43,11 @@ position, a verifiable source's report) should not wait a minute-long
 must stay small. Why no round when a poll comes back empty: a source that trickles
 (a record, an empty poll, a record) would then fsync per record; a bound in time
 keeps it to one fsync a second at most, no cost beside the appends it covers. A task
-that overrides none of the hooks queues nothing.
+that overrides none of the hooks queues nothing. Why before the offsets, as Kafka's
+producer callbacks come before its offset flush: a worker killed between the two
+steps leaves acknowledged records whose offsets a restart polls again (acknowledged
+twice), never records in the log whose offsets are committed but which the task was
+never told of.
 """
 
 from __future__ import annotations
@@ -592,11 +596,11 @@ class WorkerSourceTask(WorkerTask):
             hook(items, metadata)
 
     def _acknowledge(self) -> None:
-        """Steps 1 and 3 of the offset commit, without the offsets (see
+        """Steps 1 and 2 of the offset commit, without the offsets (see
         "Acknowledgements" in the module docstring)."""
         # Commit step 1
         self._flush_written()
-        # Commit step 3
+        # Commit step 2
         self._deliver_acks()
 
     def _maybe_commit(self) -> None:
@@ -604,9 +608,12 @@ class WorkerSourceTask(WorkerTask):
             self.commit_offsets()
 
     def commit_offsets(self) -> None:
-        """See the module docstring: fsync the log, write offsets, acknowledge the
-        records, then commit(). A lapsed lease does none of it: the work's next owner
-        starts from the offsets committed before."""
+        """See the module docstring: fsync the log, acknowledge the records, write the
+        offsets, then commit(). A lapsed lease does none of it: the work's next owner
+        starts from the offsets committed before. A task whose acknowledgement hook
+        raises still gets its offsets written (the records are in the log whatever the
+        hook thinks of them; a restart must not write them again), then the error
+        goes on to fail the task."""
         self._last_commit = time.monotonic()
         if self.lease_lapsed():
             return
@@ -616,10 +623,16 @@ class WorkerSourceTask(WorkerTask):
             return
         started = time.perf_counter()
         ok = False
+        hook_failed: Exception | None = None
         try:
             # Commit step 1
             self._flush_written()
             # Commit step 2
+            try:
+                self._deliver_acks()
+            except Exception as exc:
+                hook_failed = exc
+            # Commit step 3
             pending, self._pending = self._pending, {}
             # A task's own commit: its worker's generation (0 standalone), never None,
             # which would make it an operator's edit (connect.storage.offsets).
@@ -628,7 +641,7 @@ class WorkerSourceTask(WorkerTask):
             ok = True
         finally:
             self.metrics.commit(time.perf_counter() - started, ok=ok)
-        # Commit step 3
-        self._deliver_acks()
+        if hook_failed is not None:
+            raise hook_failed
         # Commit step 4
         self.plugin.commit()

@@ -9,6 +9,7 @@ run as threads, so they can see the herder's log object)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -54,6 +55,10 @@ class DurableCheckingSource(SourceConnector):
     LOG: FileLog | None = None
     #: (id, the record was durable when acknowledged) in acknowledgement order
     ACKED: list[tuple[int, bool]] = []
+    #: commit_record raises (a task whose acknowledgement hook fails)
+    RAISE_ON_ACK = False
+    #: set by a poll that finds every record sent (all earlier polls are in the log)
+    DRAINED = threading.Event()
 
     def config(self) -> ConfigDef:
         return (
@@ -79,12 +84,14 @@ class DurableCheckingSourceTask(SourceTask):
     def start(self, props: Mapping[str, str]) -> None:
         self.mode = props.get("mode", "records")
         self.idle = props.get("idle", "true") == "true"
-        self.next = 0
+        committed = self.context.offset_storage_reader.offset({"p": 0})
+        self.next = 0 if committed is None else committed["id"] + 1
         self._stopped = threading.Event()
 
     def poll(self) -> list[Any] | None:
         self._stopped.wait(0.02)
         if self.next >= TOTAL:
+            DurableCheckingSource.DRAINED.set()
             if self.idle:
                 return None
             return [self._record(-1)]
@@ -119,6 +126,8 @@ class DurableCheckingSourceTask(SourceTask):
         DurableCheckingSource.ACKED.append((ident, durable))
 
     def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        if DurableCheckingSource.RAISE_ON_ACK:
+            raise RuntimeError("commit_record refuses")
         self._check(record.value, metadata)
 
     def commit_batch(self, batch: Any, metadata: Sequence[Any]) -> None:
@@ -130,7 +139,7 @@ class DurableCheckingSourceTask(SourceTask):
         self._stopped.set()
 
 
-def _run(start_herder: Callable[..., Any], interval_ms: str, **props: str) -> list:
+def _start(start_herder: Callable[..., Any], interval_ms: str, **props: str) -> Any:
     DurableCheckingSource.ACKED.clear()
     herder = start_herder(
         {
@@ -145,6 +154,11 @@ def _run(start_herder: Callable[..., Any], interval_ms: str, **props: str) -> li
         {"connector.class": f"{__name__}.DurableCheckingSource", **props},
         allow_replace=False,
     )
+    return herder
+
+
+def _run(start_herder: Callable[..., Any], interval_ms: str, **props: str) -> list:
+    _start(start_herder, interval_ms, **props)
     wait_until(
         lambda: {i for i, _ in DurableCheckingSource.ACKED} >= set(range(TOTAL)),
         timeout_s=30,
@@ -169,3 +183,27 @@ def test_acknowledgements_do_not_wait_for_a_distant_offset_commit(start_herder, 
     empty."""
     acked = _run(start_herder, "60000", mode="records", idle=idle)
     assert [i for i, durable in acked if not durable] == []
+
+
+def test_an_acknowledgement_that_raises_still_commits_what_is_in_the_log(start_herder) -> None:
+    """The hook fails the task, but its records are in the log: their offsets are
+    committed all the same, so the restarted task goes on after them instead of
+    writing them again (was: the hook raised right after the append, before the poll's
+    offsets were remembered, and the restart wrote the poll again)."""
+    DurableCheckingSource.RAISE_ON_ACK = True
+    try:
+        herder = _start(start_herder, "3600000", mode="records", idle="true")
+        wait_until(
+            lambda: [t.state for t in herder.connector_status("durable").tasks] == ["FAILED"],
+            timeout_s=30,
+            what="the task FAILED",
+        )
+    finally:
+        DurableCheckingSource.RAISE_ON_ACK = False
+    assert "commit_record refuses" in (herder.connector_status("durable").tasks[0].trace or "")
+    DurableCheckingSource.DRAINED.clear()
+    herder.restart_task("durable", 0)
+    assert DurableCheckingSource.DRAINED.wait(30), "the restarted task never got to the end"
+    records = herder.log.read(TOPIC, 0, 0, max_records=10 * TOTAL)
+    values = [json.loads(r.value)["payload"] for r in records]
+    assert sorted(values) == list(range(TOTAL))  # each once
