@@ -9,7 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
+from connect.herder.api import BadRequestError
 from connect.herder.standalone import StandaloneHerder
+from connect.storage.configs import TargetState
 from tests.connect.plugins_for_tests import ListSink
 from tests.waiting import wait_until
 
@@ -101,28 +103,33 @@ def test_a_dead_letter_topic_the_sink_consumes_is_refused(
     start_herder: Callable[..., StandaloneHerder], subscription: dict[str, str], consumed_by: str
 ) -> None:
     """A record dead-lettered into a topic its sink reads would come back, fail and be
-    dead-lettered again, for ever: the task refuses to start, naming the key."""
+    dead-lettered again, for ever: the door refuses such a config, and a task whose config
+    was stored before the door checked it (an older version) refuses to start, both
+    naming the key."""
     ListSink.RECEIVED.clear()
     herder = start_herder()
     herder.log.create_topic("in", 1)
     herder.log.append("in", 0, [b"12", b"\xff\xfe"])
-    herder.put_connector_config(
-        "sink",
-        {
-            "connector.class": "tests.connect.plugins_for_tests.ListSink",
-            **subscription,
-            "value.converter": CONV,
-            "errors.tolerance": "all",
-            "errors.deadletterqueue.topic.name": "dlq",
-        },
-        allow_replace=False,
+    config = {
+        "connector.class": "tests.connect.plugins_for_tests.ListSink",
+        **subscription,
+        "value.converter": CONV,
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": "dlq",
+    }
+    why = (
+        "Invalid value dlq for configuration errors.deadletterqueue.topic.name: the connector "
+        f"consumes that topic ({consumed_by})"
     )
+    with pytest.raises(BadRequestError) as refused:
+        herder.put_connector_config("sink", config, allow_replace=False)
+    assert why in str(refused.value)
+    assert herder.connectors() == []
+    # Stored as an older version stored it, past the door: the task's own check.
+    herder.configs.put_connector_config("sink", config, target=TargetState.STARTED)
+    herder._connector_written("sink")
     wait_until(
         lambda: [t.state for t in herder.connector_status("sink").tasks] == ["FAILED"], 30, "FAILED"
     )
-    trace = herder.connector_status("sink").tasks[0].trace or ""
-    assert (
-        "Invalid value dlq for configuration errors.deadletterqueue.topic.name: the connector "
-        f"consumes that topic ({consumed_by})"
-    ) in trace
+    assert why in (herder.connector_status("sink").tasks[0].trace or "")
     assert herder.log.latest_offset("dlq", 0) == 0  # nothing went round
