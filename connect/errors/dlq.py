@@ -2,7 +2,9 @@
 bytes, and (with `errors.deadletterqueue.context.headers.enable`) Kafka's
 `__connect.errors.*` headers saying where and why they failed: the plugin by the class
 its config named, the error by the Kafka exception class it stands for (see
-`connect.errors.handler`), so tools that read Kafka's dead-letter topics read ours."""
+`connect.errors.handler`), so tools that read Kafka's dead-letter topics read ours.
+The error's message and trace are masked as every log line is (`connect.herder.secrets`):
+a failure that quotes a connection URL must not carry its password into a topic."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import contextlib
 import threading
 
 from connect.errors.handler import ErrorContext, kafka_exception_class
+from connect.herder.secrets import mask_text
 from log import Log, TopicExistsError
 
 __all__ = ["DeadLetterQueueReporter"]
@@ -51,8 +54,8 @@ class DeadLetterQueueReporter:
                 "stage": ctx.stage.value,
                 "class.name": ctx.plugin,
                 "exception.class.name": kafka_exception_class(error),
-                "exception.message": str(error),
-                "exception.stacktrace": ctx.trace,
+                "exception.message": mask_text(str(error)),
+                "exception.stacktrace": mask_text(ctx.trace),
             }
             headers += [(_PREFIX + k, None if v is None else v.encode()) for k, v in items.items()]
         with self._lock:
