@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import psutil
 import pytest
@@ -37,6 +37,10 @@ def free_port() -> int:
 class WorkerProcess:
     """One `connect standalone WORKER.json [CONNECTOR.json …]` (or `connect distributed
     WORKER.json`, with `mode="distributed"`) child process."""
+
+    #: Every worker started, so `_no_worker_outlives_its_test` can end the ones a test
+    #: left running (a failing assertion before its own clean-up).
+    started: ClassVar[list[WorkerProcess]] = []
 
     def __init__(
         self,
@@ -66,6 +70,7 @@ class WorkerProcess:
                 stderr=err,
                 start_new_session=True,  # its own process group, as a service has
             )
+        WorkerProcess.started.append(self)
 
     @property
     def stderr(self) -> str:
@@ -185,3 +190,15 @@ def connector_file(directory: Path, name: str, config: dict[str, str]) -> Path:
     path = directory / f"{name}.json"
     path.write_text(json.dumps({"name": name, "config": config}))
     return path
+
+
+@pytest.fixture(autouse=True)
+def _no_worker_outlives_its_test() -> Iterator[None]:
+    """A worker a test left running (an assertion failed before its clean-up) is killed
+    when the test ends: left alone, it would hold its port and log directory, and spend
+    the machine's two cores, for the rest of the session."""
+    yield
+    left, WorkerProcess.started[:] = list(WorkerProcess.started), []
+    for worker in left:
+        if worker.proc.poll() is None:
+            worker.kill()

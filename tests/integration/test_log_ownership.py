@@ -128,14 +128,16 @@ def test_standalone_and_distributed_workers_never_share_a_log_dir(
     assert f"standalone worker pid {standalone.proc.pid} at {standalone.url}" in line
     assert standalone.stop() == 0
 
-    one = _distributed(tmp_path, free_port()).wait_ready()
-    two = _distributed(tmp_path, free_port()).wait_ready()  # a cluster shares its log
-    try:
+    cluster: list[WorkerProcess] = []
+    try:  # every worker started is ended, even when a later one fails to get ready
+        for _ in range(2):
+            cluster.append(_distributed(tmp_path, free_port()))
+            cluster[-1].wait_ready()  # a cluster shares its log
         late = start_worker(ready=False)
         line = _refusal(late)
-        for worker in (one, two):
+        for worker in cluster:
             assert f"distributed worker pid {worker.proc.pid} at {worker.url}" in line
     finally:
-        for worker in (one, two):
+        for worker in cluster:
             if worker.proc.poll() is None:
                 worker.kill()
