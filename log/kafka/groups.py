@@ -26,9 +26,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import confluent_kafka
 
 from log.kafka.clients import ClientConfig, operation_error
+from log.kafka.errors import KafkaOperationError
 from log.records import OffsetAndMetadata, TopicPartition
 
 __all__ = ["GroupOffsets", "KafkaGroupMember"]
+
+_KE = confluent_kafka.KafkaError
+#: Group-join refusals that never clear up by themselves, with what to change.
+_JOIN_REFUSED: dict[int, str] = {
+    _KE.INVALID_SESSION_TIMEOUT: (
+        " (the consumer's session.timeout.ms must lie within the broker's"
+        " group.min.session.timeout.ms and group.max.session.timeout.ms, 6 s to 30 min"
+        " by default; a sink task's is consumer.session.timeout.ms in the worker config"
+        " or consumer.override.session.timeout.ms in the connector's)"
+    ),
+    _KE.GROUP_AUTHORIZATION_FAILED: " (the principal may not use this consumer group)",
+    _KE.INVALID_GROUP_ID: "",
+}
 
 
 class KafkaGroupMember:
@@ -95,10 +109,22 @@ class KafkaGroupMember:
         return out
 
     def serve(self, timeout_s: float) -> None:
-        """Run pending rebalance callbacks (nothing is fetched: all is paused)."""
+        """Run pending rebalance callbacks (nothing is fetched: all is paused).
+
+        A JoinGroup the coordinator refuses for a reason that retrying cannot change
+        (`_JOIN_REFUSED`) raises KafkaOperationError, naming the setting where there is
+        one. Why: librdkafka reports it as an event and retries for ever, so a sink
+        task whose `consumer.session.timeout.ms` a real broker refuses (below its
+        `group.min.session.timeout.ms`, 6 s by default; the mock takes any) stayed
+        RUNNING with no partitions and delivered nothing, without a word."""
         with self._serving:
-            for _ in self.consumer.consume(100, timeout=timeout_s):
-                pass
+            for event in self.consumer.consume(100, timeout=timeout_s):
+                err = event.error()
+                if err is not None and err.code() in _JOIN_REFUSED:
+                    reason = err.str() + _JOIN_REFUSED[err.code()]
+                    raise KafkaOperationError(
+                        f"join group {self.group}", err.name(), reason, retriable=False
+                    )
 
     def commit(self, parts: list, timeout_s: float) -> list | None:
         """Commit as this member, serving the group meanwhile.

@@ -34,6 +34,14 @@ from log.records import Record
 
 __all__ = ["PartitionReader", "ReaderPool"]
 
+#: Answers that mean "leadership is moving: ask again shortly".
+_LEADERSHIP = frozenset(
+    {
+        confluent_kafka.KafkaError.NOT_LEADER_FOR_PARTITION,
+        confluent_kafka.KafkaError.LEADER_NOT_AVAILABLE,
+    }
+)
+
 _EOF = confluent_kafka.KafkaError._PARTITION_EOF
 _RESET = confluent_kafka.KafkaError._AUTO_OFFSET_RESET
 
@@ -52,14 +60,28 @@ class PartitionReader:
         self._buffer: deque[Record] = deque()
 
     def watermarks(self) -> tuple[int, int]:
+        """The partition's (log start, log end), asked of its leader.
+
+        Leadership changes answer for a moment with a retriable error (a topic just
+        created has no leader yet; a restarted broker is being elected again), which
+        is asked again until the timeout. Why: a worker that creates its internal
+        topics and reads them at once failed its start with NOT_LEADER_FOR_PARTITION
+        on a real broker."""
         tp = confluent_kafka.TopicPartition(self.topic, self.partition)
-        try:
-            low, high = self._consumer.get_watermark_offsets(
-                tp, timeout=self._timeout_s, cached=False
-            )
-        except confluent_kafka.KafkaException as exc:
-            raise operation_error(f"watermarks of {self.topic}-{self.partition}", exc) from None
-        return low, high
+        deadline = time.monotonic() + self._timeout_s
+        while True:
+            try:
+                return self._consumer.get_watermark_offsets(
+                    tp, timeout=max(0.1, deadline - time.monotonic()), cached=False
+                )
+            except confluent_kafka.KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                again = isinstance(err, confluent_kafka.KafkaError) and err.code() in _LEADERSHIP
+                if not again or time.monotonic() > deadline:
+                    raise operation_error(
+                        f"watermarks of {self.topic}-{self.partition}", exc
+                    ) from None
+            time.sleep(0.05)
 
     def read(self, offset: int, max_records: int | None, max_bytes: int) -> list[Record]:
         # Step 1

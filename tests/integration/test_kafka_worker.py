@@ -1,6 +1,7 @@
-"""A `connect standalone` worker whose log is a Kafka cluster (librdkafka's mock, owned
-by this test process): FileStreamSource → topic on Kafka → FileStreamSink, byte for
-byte, with the sink's progress kept in Kafka's group offsets."""
+"""A `connect standalone` worker whose log is a Kafka cluster — librdkafka's mock (owned
+by this test process) and a real Apache Kafka broker (tests/kafka_broker.py):
+FileStreamSource → topic on Kafka → FileStreamSink, byte for byte, with the sink's
+progress kept in Kafka's group offsets, and `GET /` naming the cluster's own id."""
 
 from __future__ import annotations
 
@@ -17,13 +18,27 @@ from tests.waiting import wait_until
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
+@pytest.fixture(params=["mock", "broker"])
+def kafka(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """(bootstrap servers, the cluster id the cluster itself reports): the session's
+    mock cluster, or the session's real broker emptied of earlier tests' topics."""
+    if request.param == "mock":
+        cluster: MockKafkaCluster = request.getfixturevalue("kafka_cluster")
+        with KafkaLog(cluster.bootstrap, timeout_s=5) as log:
+            return cluster.bootstrap, str(log.cluster.cluster_id)
+    broker = request.getfixturevalue("kafka_broker")
+    broker.empty()
+    return broker.bootstrap, broker.cluster_id
+
+
 def _lines(count: int, start: int = 0) -> bytes:
     return b"".join(b"line %d with some text\n" % i for i in range(start, start + count))
 
 
 def test_file_pipeline_through_kafka_is_byte_for_byte(
-    tmp_path: Path, start_worker, kafka_cluster: MockKafkaCluster
+    tmp_path: Path, start_worker, kafka: tuple[str, str], request: pytest.FixtureRequest
 ) -> None:
+    bootstrap, cluster_id = kafka
     src, out = tmp_path / "in.txt", tmp_path / "out.txt"
     files = [
         connector_file(
@@ -40,23 +55,26 @@ def test_file_pipeline_through_kafka_is_byte_for_byte(
     # bootstrap.servers wins over log.dir; the mock cluster auto-creates 4 partitions,
     # so the offsets and status topics ask for fewer than Kafka Connect's 25 and 5.
     config = {
-        "bootstrap.servers": kafka_cluster.bootstrap,
+        "bootstrap.servers": bootstrap,
         "offset.storage.partitions": "1",
         "status.storage.partitions": "1",
+    }
+    if "mock" in request.node.callspec.params["kafka"]:
         # The mock coordinator rebalances a group only once a departed member's session
         # timed out (a real one acts on the LeaveGroup at once): the restarted sink's
-        # consumer would wait out Kafka's 45 s default.
-        "consumer.session.timeout.ms": "3000",
-        "consumer.heartbeat.interval.ms": "300",
-    }
+        # consumer would wait out Kafka's 45 s default. A real broker refuses a session
+        # under 6 s (test_a_session_the_broker_refuses_fails_the_sink_task).
+        config |= {"consumer.session.timeout.ms": "3000", "consumer.heartbeat.interval.ms": "300"}
     first = _lines(20_000)
     src.write_bytes(first)
     worker = start_worker(files, config)
+    # Kafka Connect's GET / names the Kafka cluster the worker runs on.
+    assert worker.request("GET", "/")[1]["kafka_cluster_id"] == cluster_id
     wait_until(lambda: out.exists() and out.stat().st_size >= len(first), what="first output")
     assert worker.stop() == 0
     assert out.read_bytes() == first
     # The records went through Kafka, and the sink's position is the group's offset there.
-    with KafkaLog(kafka_cluster.bootstrap, timeout_s=5) as log:
+    with KafkaLog(bootstrap, timeout_s=5) as log:
         assert log.partition_count("lines") == 1
         end = log.latest_offset("lines", 0)
         assert end == 20_000
@@ -79,3 +97,29 @@ def test_file_pipeline_through_kafka_is_byte_for_byte(
     )
     assert worker.stop() == 0
     assert out.read_bytes() == first + second
+
+
+def test_a_session_the_broker_refuses_fails_the_sink_task(
+    tmp_path: Path, start_worker, kafka_broker
+) -> None:
+    """A real broker refuses a consumer session under its group.min.session.timeout.ms
+    (6 s). The sink task fails, saying so and naming the key, instead of running for
+    ever with no partitions (librdkafka retries the JoinGroup without end)."""
+    kafka_broker.empty()
+    with KafkaLog(kafka_broker.bootstrap, timeout_s=10) as log:
+        log.create_topic("t", 1)  # librdkafka joins a group only for topics that exist
+    sink = connector_file(
+        tmp_path,
+        "file-sink",
+        {"connector.class": "FileStreamSink", "file": str(tmp_path / "out"), "topics": "t"},
+    )
+    config = {"bootstrap.servers": kafka_broker.bootstrap, "consumer.session.timeout.ms": "3000"}
+    worker = start_worker([sink], config)
+
+    def failed() -> dict | None:
+        tasks = (worker.status("file-sink") or {}).get("tasks") or [{}]
+        return tasks[0] if tasks[0].get("state") == "FAILED" else None
+
+    task = wait_until(failed, 60, "the sink task failed")
+    assert "INVALID_SESSION_TIMEOUT" in task["trace"]
+    assert "consumer.session.timeout.ms" in task["trace"]
