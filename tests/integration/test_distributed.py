@@ -462,22 +462,39 @@ def test_restarts_and_cluster_logger_levels_reach_the_owner_from_any_worker(
     assert level(workers[1], "connect.worker") != "ERROR"
 
 
+@pytest.mark.parametrize("backend", ["mock", "broker"])
 def test_on_kafka_a_pipeline_survives_a_clean_restart_and_a_kill_9(
-    cluster: Callable[..., Cluster], tmp_path: Path
+    cluster: Callable[..., Cluster], tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    kafka = MockKafkaCluster()  # this test's own: topic names are the defaults
+    """On librdkafka's mock (this test's own: topic names are the defaults) and on the
+    session's real Apache Kafka broker (emptied first)."""
+    kafka = MockKafkaCluster() if backend == "mock" else None
+    overrides = {}
+    if kafka is not None:
+        bootstrap = kafka.bootstrap
+    else:
+        broker = request.getfixturevalue("kafka_broker")
+        broker.empty()
+        bootstrap = broker.bootstrap
+        # A real coordinator refuses a consumer session under 6 s (the cluster's is 3 s,
+        # which the sink tasks' consumers would take by default).
+        overrides = {"consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"}
+    c = None
     try:
         # The mock auto-creates topics with 4 partitions: the internal topics ask for fewer.
         c = cluster(
             **{
-                "bootstrap.servers": kafka.bootstrap,
+                "bootstrap.servers": bootstrap,
                 "offset.storage.partitions": "1",
                 "status.storage.partitions": "1",
+                **overrides,
             }
         )
         ports = [free_port(), free_port()]
         for port in ports:
             c.start(port)
+        if kafka is None:  # GET / names the real cluster
+            assert c.any().request("GET", "/")[1]["kafka_cluster_id"] == broker.cluster_id
         sent, received = tmp_path / "source.jsonl", tmp_path / "sink.jsonl"
         c.create("vsrc", source("verifiable", sent, tasks=2))
         c.create("vsink", sink("verifiable", received, tasks=2))
@@ -495,16 +512,17 @@ def test_on_kafka_a_pipeline_survives_a_clean_restart_and_a_kill_9(
         before = len(read_lines(received))
         wait_until(lambda: len(read_lines(received)) > before + 100, 30, "progress after")
         _drain(c, sent, received)
-        in_topic = topic_seqnos(kafka.bootstrap, "verifiable")
+        in_topic = topic_seqnos(bootstrap, "verifiable")
         flushed = seqnos(received, "flushed")
         assert sorted(in_topic) == [0, 1]
         for task, numbers in in_topic.items():
             assert set(numbers) == set(range(max(numbers) + 1)), f"gap in task {task}"
             assert set(flushed[task]) >= set(numbers), f"sink missed records of task {task}"
     finally:
-        for worker in c.live():
+        for worker in c.live() if c is not None else ():
             worker.kill()
-        kafka.stop()
+        if kafka is not None:
+            kafka.stop()
 
 
 def test_the_shipped_distributed_config_runs_a_cluster(tmp_path: Path) -> None:
@@ -532,6 +550,48 @@ def test_the_shipped_distributed_config_runs_a_cluster(tmp_path: Path) -> None:
         )
         assert len({t["worker_id"] for t in status["tasks"]}) == 2
         assert (tmp_path / "data" / "log").is_dir()
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+def test_the_shipped_kafka_config_runs_a_cluster_on_a_real_broker(
+    tmp_path: Path, kafka_broker
+) -> None:
+    """configs/connect-distributed-kafka.json as shipped, for a broker on this machine
+    (`scripts/kafka start`); only the ports differ: the broker's (9092 as shipped) and
+    each worker's listener. Its state lives in Kafka's topics, none on local disk."""
+    shipped = json.loads((ROOT / "configs" / "connect-distributed-kafka.json").read_text())
+    assert shipped["bootstrap.servers"] == "127.0.0.1:9092" and "log.dir" not in shipped
+    kafka_broker.empty()
+    workers = []
+    try:
+        for _ in range(2):
+            config = {k: str(v) for k, v in shipped.items()} | {
+                "bootstrap.servers": f"127.0.0.1:{kafka_broker.port}",
+                "listeners": f"http://127.0.0.1:{free_port()}",
+            }
+            workers.append(WorkerProcess(tmp_path, config, [], mode="distributed").wait_ready())
+        assert workers[0].request("GET", "/")[1]["kafka_cluster_id"] == kafka_broker.cluster_id
+        config = source("numbers", tmp_path / "src.jsonl", tasks=2)
+        assert workers[0].request("PUT", "/connectors/src/config", config)[0] == 201
+        status = wait_until(
+            lambda: (
+                (s := workers[1].status("src"))
+                and [t["state"] for t in s["tasks"]] == ["RUNNING"] * 2
+                and s
+            ),
+            60,
+            "running",
+        )
+        assert len({t["worker_id"] for t in status["tasks"]}) == 2
+        wait_until(
+            lambda: len(topic_seqnos(kafka_broker.bootstrap, "numbers")) == 2, 30, "records"
+        )
+        with KafkaLog(kafka_broker.bootstrap) as log:
+            internal = {"connect-configs", "connect-offsets", "connect-status", "connect-group"}
+            assert internal <= set(log.list_topics())
+        assert not (tmp_path / "data").exists()
     finally:
         for worker in workers:
             worker.stop()
