@@ -22,6 +22,7 @@ Each reader has its own lock; different partitions are read in parallel.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import OrderedDict, deque
@@ -34,11 +35,18 @@ from log.records import Record
 
 __all__ = ["PartitionReader", "ReaderPool"]
 
-#: Answers that mean "leadership is moving: ask again shortly".
+_KE = confluent_kafka.KafkaError
+#: Answers that mean "leadership is moving, or the broker is away for a moment: ask
+#: again shortly". `_UNKNOWN_PARTITION` is the client's cache: a topic created a moment
+#: ago, or partitions left without a leader while a broker shuts down.
 _LEADERSHIP = frozenset(
     {
-        confluent_kafka.KafkaError.NOT_LEADER_FOR_PARTITION,
-        confluent_kafka.KafkaError.LEADER_NOT_AVAILABLE,
+        _KE.NOT_LEADER_FOR_PARTITION,
+        _KE.LEADER_NOT_AVAILABLE,
+        _KE._UNKNOWN_PARTITION,
+        _KE._TRANSPORT,
+        _KE._ALL_BROKERS_DOWN,
+        _KE._TIMED_OUT,
     }
 )
 
@@ -63,10 +71,11 @@ class PartitionReader:
         """The partition's (log start, log end), asked of its leader.
 
         Leadership changes answer for a moment with a retriable error (a topic just
-        created has no leader yet; a restarted broker is being elected again), which
-        is asked again until the timeout. Why: a worker that creates its internal
-        topics and reads them at once failed its start with NOT_LEADER_FOR_PARTITION
-        on a real broker."""
+        created has no leader yet; a restarting broker moves its leaders away), which
+        is asked again until the timeout. Why: on a real broker a worker that created
+        its internal topics and read them at once failed its start with
+        NOT_LEADER_FOR_PARTITION, and a sink task failed with _UNKNOWN_PARTITION the
+        moment the broker began a clean shutdown."""
         tp = confluent_kafka.TopicPartition(self.topic, self.partition)
         deadline = time.monotonic() + self._timeout_s
         while True:
@@ -81,7 +90,11 @@ class PartitionReader:
                     raise operation_error(
                         f"watermarks of {self.topic}-{self.partition}", exc
                     ) from None
-            time.sleep(0.05)
+                if err.code() == _KE._UNKNOWN_PARTITION:
+                    # The cache is refreshed only every few minutes unless asked.
+                    with contextlib.suppress(confluent_kafka.KafkaException):
+                        self._consumer.list_topics(self.topic, timeout=1.0)
+            time.sleep(0.1)
 
     def read(self, offset: int, max_records: int | None, max_bytes: int) -> list[Record]:
         # Step 1
