@@ -63,7 +63,15 @@ class KafkaBroker:
 
     def start(self) -> None:
         """Start (or, after `stop(keep=True)`, restart on the same data and port)."""
-        done = self._run("start", "--port", str(self.port), timeout_s=240)
+        # The suite's records carry its clock's 2023 timestamps, which the broker's
+        # default 7-day retention deletes at its next check (30 s after a start, then
+        # every 5 minutes): a test would lose records depending on when it ran. No check
+        # runs in a session (topics keep Kafka's default retention.ms, which tests read).
+        done = self._run(
+            "start", "--port", str(self.port),
+            "--config", "log.retention.check.interval.ms=86400000",
+            timeout_s=240,
+        )
         if done.returncode != 0:
             pytest.fail(
                 f"the Kafka broker did not start: {done.stderr.strip() or done.stdout.strip()}",
