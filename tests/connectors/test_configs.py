@@ -19,7 +19,16 @@ from log import FileLog
 from tests.conftest import ROOT
 
 CONFIGS = ROOT / "configs"
-CONNECTOR_CONFIGS = sorted(CONFIGS.glob("connect-*-*.json"))
+#: The worker configs among the shipped files; every other `connect-*-*.json` is a
+#: connector config.
+WORKER_CONFIGS = {
+    "connect-standalone.json",
+    "connect-distributed.json",
+    "connect-distributed-kafka.json",
+}
+CONNECTOR_CONFIGS = sorted(
+    p for p in CONFIGS.glob("connect-*-*.json") if p.name not in WORKER_CONFIGS
+)
 
 
 def wait_until(predicate: Callable[[], Any], timeout_s: float = 60.0) -> None:
