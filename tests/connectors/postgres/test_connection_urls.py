@@ -12,7 +12,8 @@ import pytest
 
 from connect.api import ConfigError
 from connectors.postgres.config import connection_params, parse_config
-from tests.connectors.postgres.helpers import Driver, config, run
+from tests.connectors.postgres.helpers import Driver, config, db, run
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.postgres
 
@@ -66,7 +67,22 @@ def test_every_postgresql_url_form_snapshots_and_streams(replicator, form):
         assert streamed.value.get("after").get("name") == "three"
     finally:
         d.stop()
-        run(admin_url, f"SELECT pg_drop_replication_slot('{slot}')")
+        _drop_slot(admin_url, slot)
+
+
+def _drop_slot(url: str, slot: str) -> None:
+    """Drop `slot` once the server let it go: its walsender ends a moment after the
+    source closed the replication connection, and a drop before that is refused
+    ('replication slot … is active for PID …')."""
+
+    def released() -> bool:
+        with db(url) as cur:
+            cur.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+            row = cur.fetchone()
+        return row is None or not row[0]
+
+    wait_until(released, 30, f"replication slot {slot} released")
+    run(url, f"SELECT pg_drop_replication_slot('{slot}')")
 
 
 def test_the_session_options_stay_with_current_schema():
