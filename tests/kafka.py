@@ -15,6 +15,7 @@ costs a few milliseconds and keeps tests' topics apart; all are closed at teardo
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 
 import confluent_kafka
@@ -22,7 +23,7 @@ import pytest
 
 from log.kafka import KafkaLog
 
-__all__ = ["MockKafkaCluster", "kafka_cluster", "make_kafka_log"]
+__all__ = ["MockKafkaCluster", "kafka_cluster", "kafka_logs", "make_kafka_log"]
 
 
 class MockKafkaCluster:
@@ -47,24 +48,38 @@ def kafka_cluster() -> Iterator[MockKafkaCluster]:
     cluster.stop()
 
 
+@contextlib.contextmanager
+def kafka_logs(
+    bootstrap: str, *, timeout_s: float, session_ms: int, heartbeat_ms: int
+) -> Iterator[Callable[..., KafkaLog]]:
+    """A factory of KafkaLogs on `bootstrap`, every one closed on exit.
+
+    Why the member settings: a coordinator rebalances after a member left only once that
+    member's session timed out (45 s by default) when its LeaveGroup was lost; group
+    tests would wait that long."""
+    opened: list[KafkaLog] = []
+
+    def factory(**kwargs: object) -> KafkaLog:
+        kwargs.setdefault("timeout_s", timeout_s)
+        kwargs.setdefault(
+            "member_config",
+            {"session.timeout.ms": session_ms, "heartbeat.interval.ms": heartbeat_ms},
+        )
+        log = KafkaLog(bootstrap, **kwargs)  # type: ignore[arg-type]
+        opened.append(log)
+        return log
+
+    try:
+        yield factory
+    finally:
+        for log in opened:
+            log.close()
+
+
 @pytest.fixture
 def make_kafka_log() -> Iterator[Callable[..., KafkaLog]]:
     """KafkaLogs on one fresh mock cluster per test."""
     cluster = MockKafkaCluster()
-    opened: list[KafkaLog] = []
-
-    def factory(**kwargs: object) -> KafkaLog:
-        kwargs.setdefault("timeout_s", 5.0)
-        # Why: the mock coordinator rebalances after a member left only once that
-        # member's session timed out (45 s by default); group tests would wait that long.
-        kwargs.setdefault(
-            "member_config", {"session.timeout.ms": 3000, "heartbeat.interval.ms": 300}
-        )
-        log = KafkaLog(cluster.bootstrap, **kwargs)  # type: ignore[arg-type]
-        opened.append(log)
-        return log
-
-    yield factory
-    for log in opened:
-        log.close()
+    with kafka_logs(cluster.bootstrap, timeout_s=5.0, session_ms=3000, heartbeat_ms=300) as f:
+        yield f
     cluster.stop()

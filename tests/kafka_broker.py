@@ -31,6 +31,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from log.kafka import KafkaLog
+from tests.kafka import kafka_logs
 
 __all__ = ["KafkaBroker", "kafka_broker", "make_broker_log"]
 
@@ -131,21 +132,9 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBrok
 @pytest.fixture
 def make_broker_log(kafka_broker: KafkaBroker) -> Iterator[Callable[..., KafkaLog]]:
     """KafkaLogs on the session's real broker, emptied of earlier tests' topics and
-    groups; all are closed at teardown."""
+    groups; all are closed at teardown (6 s: the broker's minimum session)."""
     kafka_broker.empty()
-    opened: list[KafkaLog] = []
-
-    def factory(**kwargs: object) -> KafkaLog:
-        kwargs.setdefault("timeout_s", 10.0)
-        # Why: a group rebalances after a member left only once that member's session
-        # timed out (45 s by default) when its LeaveGroup was lost; keep tests short.
-        kwargs.setdefault(
-            "member_config", {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
-        )
-        log = KafkaLog(kafka_broker.bootstrap, **kwargs)  # type: ignore[arg-type]
-        opened.append(log)
-        return log
-
-    yield factory
-    for log in opened:
-        log.close()
+    with kafka_logs(
+        kafka_broker.bootstrap, timeout_s=10.0, session_ms=6000, heartbeat_ms=500
+    ) as factory:
+        yield factory
