@@ -69,7 +69,8 @@ def subprocess_env() -> dict[str, str]:
 # `mysql_url`) for tests marked `mysql`; one SparkSession (`spark`) for tests marked
 # `spark`; a Spark standalone master and worker (`spark_cluster`), started only when
 # a test asks for it; a real Apache Kafka broker (`kafka_broker`, one per session,
-# started by scripts/kafka when a test first asks) beside librdkafka's mock.
+# started by scripts/kafka when a test first asks) beside librdkafka's mock, and a real
+# Kafka Connect worker on it (`kafka_connect`, likewise) as the reference to compare with.
 pytest_plugins = [
     "tests.pg",
     "tests.mysql",
@@ -78,6 +79,7 @@ pytest_plugins = [
     "tests.s3",
     "tests.kafka",
     "tests.kafka_broker",
+    "tests.kafka_connect",
 ]
 
 

@@ -1,0 +1,95 @@
+"""A real Apache Kafka Connect worker for tests (a pytest plugin), started by
+`scripts/kafka-connect` on the session's real broker.
+
+Kafka Connect is the reference Tributary's REST API and change events are compared
+with (tests/conformance/test_differential_*.py). `kafka_connect` (session) is ONE
+distributed worker for the whole session, started lazily by the first test that asks
+(a start costs about 5 s beside the broker's), with Kafka Connect's file and JSON
+plugins and Debezium's PostgreSQL connector, and stopped at the end. Its internal
+topics and group carry the prefix the broker fixture's `empty()` keeps
+(`PEER_PREFIX`), so the other broker tests cannot pull them from under it. A worker
+that cannot start FAILS the tests that asked for it, with the script's one-line reason.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.kafka_broker import KafkaBroker, free_port
+
+__all__ = ["KafkaConnect", "kafka_connect"]
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "kafka-connect"
+
+
+class KafkaConnect:
+    """One worker run by `scripts/kafka-connect` in `directory`; `rest` is its URL."""
+
+    def __init__(self, directory: Path, broker: KafkaBroker) -> None:
+        self.directory = directory
+        self.broker = broker
+        self.port = free_port()
+        self.rest = f"http://127.0.0.1:{self.port}"
+        self.client = httpx.Client(base_url=self.rest, timeout=60.0)
+
+    def _run(self, *args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(SCRIPT), *args, "--dir", str(self.directory)],
+            capture_output=True, text=True, timeout=timeout_s, check=False,
+        )
+
+    def start(self) -> None:
+        done = self._run(
+            "start", "--bootstrap", self.broker.bootstrap, "--port", str(self.port),
+            "--heap", "512m",
+            # A rebalance when a connector comes or goes: no 3 s wait for a departed
+            # member (there is only this one), offsets flushed often enough for a test.
+            "--config", "scheduled.rebalance.max.delay.ms=0",
+            "--config", "offset.flush.interval.ms=1000",
+            timeout_s=300,
+        )
+        if done.returncode != 0:
+            pytest.fail(
+                f"Kafka Connect did not start: {done.stderr.strip() or done.stdout.strip()}",
+                pytrace=False,
+            )
+        assert f"rest={self.rest}" in done.stdout
+
+    def stop(self) -> None:
+        self.client.close()
+        done = self._run("stop", timeout_s=60)
+        assert done.returncode == 0, done.stderr
+
+    def request(self, method: str, path: str, body: Any = None, **kw: Any) -> httpx.Response:
+        return self.client.request(method, path, json=body, **kw)
+
+    def clear(self, timeout_s: float = 30.0) -> None:
+        """Delete every connector (a test's leftovers) and wait until none is listed."""
+        for name in self.client.get("/connectors").json():
+            self.client.delete(f"/connectors/{name}")
+        deadline = time.monotonic() + timeout_s
+        while self.client.get("/connectors").json():
+            if time.monotonic() > deadline:
+                raise TimeoutError("Kafka Connect still lists connectors after deleting them")
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def kafka_connect(
+    tmp_path_factory: pytest.TempPathFactory, kafka_broker: KafkaBroker
+) -> Iterator[KafkaConnect]:
+    worker = KafkaConnect(tmp_path_factory.mktemp("kafka-connect") / "worker", kafka_broker)
+    worker.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
