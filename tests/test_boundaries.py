@@ -5,7 +5,8 @@
    everyone else goes through `Struct.trusted(schema, values)` and `struct.values()`.
 2. A connector imports nothing of `connect` but the plugin API, and only through the
    package, `from connect.api import ...` (so what plugins use is what `connect.api`
-   exports).
+   exports); no exceptions. The API itself imports nothing of the project, its lazily
+   loaded modules included.
 3. The runtime (`connect/`) imports from `log` only names `log.__all__` exports.
 4. `import connect.api` and `import log` stay light: numpy, pyarrow and confluent-kafka
    load only with the first name that needs them.
@@ -27,13 +28,6 @@ import log
 from connect.api import INT32_SCHEMA, OPTIONAL_STRING_SCHEMA, Schema, SchemaError, Struct
 
 ROOT = Path(__file__).resolve().parent.parent
-
-#: The one import of the runtime a connector still makes, and why it stays (see the
-#: module docstring of connectors/spark/json_batches.py): SparkParquetSink's older
-#: `value.format=json` and the Spark data source decode JsonConverter's bytes with the
-#: converter's own JSON → Arrow reader, which needs the converter's schema-JSON and
-#: value codecs; a second copy in the API would drift from the converter's.
-_CONNECTOR_EXCEPTIONS = {("connectors/spark/json_batches.py", "connect.converters.json_arrow_read")}
 
 
 def _modules(*packages: str) -> Iterator[tuple[str, ast.Module]]:
@@ -81,11 +75,11 @@ def test_only_struct_touches_its_values_slot() -> None:
 
 
 def test_connectors_import_only_the_plugin_api_of_connect() -> None:
+    """No exceptions: what a connector needs of the runtime's formats (JsonConverter's
+    bytes read into Arrow, say) belongs in the API, as `connect.api.JsonArrowReader`."""
     bad = []
     for rel, tree in _modules("connectors"):
         for line, module, names in _imports(tree):
-            if (rel, module) in _CONNECTOR_EXCEPTIONS:
-                continue
             if module == "connect.api":
                 continue
             if module == "connect" and names == ["api"]:
@@ -95,13 +89,18 @@ def test_connectors_import_only_the_plugin_api_of_connect() -> None:
     assert bad == [], "connectors import from connect.api only:\n" + "\n".join(bad)
 
 
-def test_connector_exceptions_are_still_needed() -> None:
-    """An exception that no longer matches an import goes from the list, so the list
-    never hides a new one."""
-    found = {
-        (rel, module) for rel, tree in _modules("connectors") for _, module, _ in _imports(tree)
-    }
-    assert found >= _CONNECTOR_EXCEPTIONS
+def test_the_plugin_api_imports_nothing_of_the_project() -> None:
+    """Statically, every module of `connect/api`, the lazily loaded ones too (the Arrow
+    mapping, the JSON reader), which an `import connect.api` in a fresh interpreter
+    (tests/connect/test_api.py) never loads."""
+    bad = []
+    for rel, tree in _modules("connect/api"):
+        for line, module, _ in _imports(tree):
+            root = module.split(".")[0]
+            inside = module == "connect.api" or module.startswith("connect.api.")
+            if root in ("log", "connectors") or (root == "connect" and not inside):
+                bad.append(f"{rel}:{line}: {module}")
+    assert bad == [], "connect/api imports nothing of the project but itself:\n" + "\n".join(bad)
 
 
 def test_runtime_imports_only_what_log_exports() -> None:
@@ -143,6 +142,9 @@ def test_api_exports_the_columnar_names_plugins_use() -> None:
     assert connect.api.ARROW_TIMESTAMP == arrow.TIMESTAMP
     for name in ("arrow_type", "schema_of", "batch_from_values", "to_connect", "file_batch"):
         assert getattr(connect.api, name) is getattr(arrow, name), name
+    from connect.api import json_arrow_read
+
+    assert connect.api.JsonArrowReader is json_arrow_read.JsonArrowReader
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = connect.api.nothing
 

@@ -7,7 +7,9 @@ The columnar part — `SourceBatch`, `SinkBatch` and the Connect ⇄ Arrow mappi
 (`arrow_type`, `schema_of`, `batch_from_values`, `to_connect`, `file_batch`,
 `decimal_type`, `ARROW_TIMESTAMP`) — is exported too, but loaded on first use (the
 module `__getattr__` below): numpy and pyarrow cost a task process tens of MB, and a
-worker whose plugins never touch a column must not pay for them.
+worker whose plugins never touch a column must not pay for them. So is
+`JsonArrowReader`, JsonConverter's bytes read into Arrow batches (`json_arrow_read`),
+for a plugin that decodes that format itself.
 """
 
 import importlib
@@ -64,6 +66,11 @@ from connect.api.errors import (
     RetriableError,
     SchemaError,
 )
+from connect.api.exactly_once import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    TransactionContext,
+)
 from connect.api.headers import Header, Headers
 from connect.api.logical import Date, Decimal, Time, Timestamp, is_logical
 from connect.api.plugins import (
@@ -102,11 +109,13 @@ if TYPE_CHECKING:  # what the lazy names are, for readers and type checkers
         to_connect,
     )
     from connect.api.batches import SourceBatch
+    from connect.api.json_arrow_read import JsonArrowReader
     from connect.api.sink_batch import SinkBatch
 
 #: Exported name → (module, name there): imported on first access, see the docstring.
 _LAZY: dict[str, tuple[str, str]] = {
     "ARROW_TIMESTAMP": ("connect.api.arrow", "TIMESTAMP"),
+    "JsonArrowReader": ("connect.api.json_arrow_read", "JsonArrowReader"),
     "SinkBatch": ("connect.api.sink_batch", "SinkBatch"),
     "SourceBatch": ("connect.api.batches", "SourceBatch"),
     "arrow_type": ("connect.api.arrow", "arrow_type"),
@@ -163,17 +172,20 @@ __all__ = [
     "ConnectRecord",
     "Connector",
     "ConnectorContext",
+    "ConnectorTransactionBoundaries",
     "Converter",
     "DataError",
     "Date",
     "Decimal",
     "ErrantRecordReporter",
+    "ExactlyOnceSupport",
     "Field",
     "Header",
     "HeaderConverter",
     "Headers",
     "IllegalWorkerStateError",
     "Importance",
+    "JsonArrowReader",
     "NotFoundError",
     "OffsetStorageReader",
     "Password",
@@ -198,6 +210,7 @@ __all__ = [
     "Time",
     "Timestamp",
     "TopicPartition",
+    "TransactionContext",
     "Transformation",
     "Type",
     "Validator",

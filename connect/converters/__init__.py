@@ -6,7 +6,8 @@
 | ByteArrayConverter       | string_converter | org.apache.kafka.connect.converters |
 | Short/Integer/Long/Float/Double/BooleanConverter | primitives | …connect.converters |
 | SimpleHeaderConverter    | simple_header    | org.apache.kafka.connect.storage    |
-| (values: Kafka's `Values` text forms, json_schema / json_values: the JSON codecs)   |
+| (values: Kafka's `Values` text forms; the JSON format itself, schema JSON, values  |
+| and JSON → Arrow, is the plugin API's: connect.api.json_*, which plugins read too) |
 
 `ALIASES` maps the names users write in `key.converter`, `value.converter` and
 `header.converter` — short names and Kafka's class names, so worker and connector

@@ -54,8 +54,8 @@ import pyarrow.compute as pc
 from connect.api.arrow import arrow_type
 from connect.api.data import Schema, Type
 from connect.api.errors import DataError
+from connect.api.json_values import compile_encoder
 from connect.api.logical import Date, Decimal, Time, Timestamp
-from connect.converters.json_values import compile_encoder
 
 __all__ = ["ArrowWriter", "compile_arrow_writer", "write_arrow"]
 
@@ -313,8 +313,9 @@ def _floats(column: pa.Array) -> _Pieces:
 
 
 def _java_doubles(values: np.ndarray) -> pa.Array:
-    """Java's `Double.toString` (as `json_values.java_double` writes it) of floats
-    outside [1e-3, 1e7), with NaN and the infinities as the strings Jackson writes."""
+    """Java's `Double.toString` (as `connect.api.json_values.java_double` writes it) of
+    floats outside [1e-3, 1e7), with NaN and the infinities as the strings Jackson
+    writes."""
     finite = np.isfinite(values)
     out = pa.array(
         np.where(np.isnan(values), '"NaN"', np.where(values > 0, '"Infinity"', '"-Infinity"'))

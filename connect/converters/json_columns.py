@@ -1,7 +1,8 @@
 """Column-at-a-time JSON encoding of a batch of Connect values of one schema.
 
-`compile_encoder` (json_values) walks one value at a time: every field of every struct
-costs two Python calls (the null check and the type's check), and every struct a dict.
+`compile_encoder` (connect.api.json_values) walks one value at a time: every field of
+every struct costs two Python calls (the null check and the type's check), and every
+struct a dict.
 For a batch that shares a schema — what a source task hands the worker — the checks can
 be made once per *column* with built-ins that loop in C: `set(map(type, column))`
 proves a column of strings is all `str`, `min`/`max` prove a column of ints fits its
@@ -39,8 +40,8 @@ import orjson
 
 from connect.api.data import Schema, Struct, Type
 from connect.api.errors import DataError
+from connect.api.json_values import INT_RANGES, compile_encoder
 from connect.api.logical import Date, Decimal, Time, Timestamp
-from connect.converters.json_values import _INT_RANGES, compile_encoder
 
 __all__ = [
     "BatchEncoder",
@@ -136,8 +137,8 @@ def _inner(schema: Schema, numeric: bool, replace_null: bool) -> _Inner:
     if name == Time.LOGICAL_NAME:
         return _each
     t = schema.type
-    if t in _INT_RANGES:
-        return _ints(*_INT_RANGES[t])
+    if t in INT_RANGES:
+        return _ints(*INT_RANGES[t])
     if t in (Type.FLOAT32, Type.FLOAT64):
         return _floats
     if t is Type.BOOLEAN:

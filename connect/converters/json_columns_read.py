@@ -1,11 +1,12 @@
 """Column-at-a-time decoding of a batch of parsed JSON payloads of one schema.
 
-The reading twin of `json_columns`: `compile_decoder` (json_decoders) turns one payload
-into Connect values with two Python calls per struct field (the null check and the
-type's check). For a batch of one schema — what a sink task reads — a struct column is
-split into one column per field (`map(methodcaller("get", name), …)`, a C loop), each
-column proven plain with C-level built-ins (`set(map(type, column))`, `min`/`max`) and
-passed through untouched, and the Structs are made from the columns zipped back.
+The reading twin of `json_columns`: `compile_decoder` (connect.api.json_decoders) turns
+one payload into Connect values with two Python calls per struct field (the null check
+and the type's check). For a batch of one schema — what a sink task reads — a struct
+column is split into one column per field (`map(methodcaller("get", name), …)`, a C
+loop), each column proven plain with C-level built-ins (`set(map(type, column))`,
+`min`/`max`) and passed through untouched, and the Structs are made from the columns
+zipped back.
 
 The contract is equality with `compile_decoder`: wherever a column is not of the plain
 expected shape (a null in a required field, an int out of range, an int for a float, a
@@ -22,9 +23,9 @@ from typing import Any
 
 from connect.api.data import Schema, Struct, Type
 from connect.api.errors import DataError
+from connect.api.json_decoders import compile_decoder
+from connect.api.json_values import INT_RANGES, NeedsExactDecimal
 from connect.converters.json_columns import Fallback, _spread
-from connect.converters.json_decoders import compile_decoder
-from connect.converters.json_values import _INT_RANGES, NeedsExactDecimal
 
 __all__ = ["BatchDecoder", "compile_batch_decoder"]
 
@@ -66,8 +67,8 @@ def _inner(schema: Schema, replace_null: bool) -> _Inner:
     t = schema.type
     if schema.name is not None and t is not Type.STRUCT:
         return _each  # logical types convert every value
-    if t in _INT_RANGES:
-        low, high = _INT_RANGES[t]
+    if t in INT_RANGES:
+        low, high = INT_RANGES[t]
 
         def ints(column: list[Any], types: set[type], one: Callable[[Any], Any]) -> list[Any]:
             if types == {int} and low <= min(column) and max(column) <= high:

@@ -20,15 +20,16 @@ Speed. The per-record Python cost bounds pipeline throughput, so:
 - the schema JSON of each Schema object is rendered once (cached, up to
   `schemas.cache.size`), and a message is `prefix + orjson.dumps(payload) + "}"`;
 - values are checked and shaped by encoders compiled once per schema
-  (`json_values`), and a payload whose type passes through unchanged (a string for a
-  string schema) skips even that in the batch path;
+  (`connect.api.json_values`), and a payload whose type passes through unchanged (a
+  string for a string schema) skips even that in the batch path;
 - reading remembers the exact byte prefix `{"schema":<schema JSON>,"payload":` of the
   schemas it has seen: a message that starts with a known prefix is parsed from the
   payload on, without parsing its schema again. Anything else takes the general path,
   which parses the whole envelope (and learns the prefix when it re-renders to the
   same bytes, as Kafka's output does);
-- `to_arrow` hands runs of envelopes to Arrow's JSON reader (`json_arrow_read`), for
-  sinks that take Arrow batches: no Python object per message at all.
+- `to_arrow` hands runs of envelopes to Arrow's JSON reader
+  (`connect.api.json_arrow_read`), for sinks that take Arrow batches: no Python object
+  per message at all.
 
 It is also a HeaderConverter (as in Kafka): `configure(configs)` without `is_key`
 reads `converter.type` (default `header`).
@@ -47,16 +48,9 @@ from connect.api.config import ConfigDef, ConfigType, Importance, at_least, one_
 from connect.api.data import Schema
 from connect.api.errors import DataError
 from connect.api.headers import Headers
-from connect.api.plugins import SchemaAndValue
-from connect.converters._base import CONVERTER_TYPE_CONFIG as CONVERTER_TYPE_CONFIG
-from connect.converters._base import DataHeaderConverter, converter_type, define_type
-from connect.converters._batch import pairs
-from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
-from connect.converters.json_columns import BatchWriter, Fallback, compile_batch_writer
-from connect.converters.json_columns_read import BatchDecoder, compile_batch_decoder
-from connect.converters.json_decoders import compile_decoder
-from connect.converters.json_schema import schema_from_json, schema_to_json
-from connect.converters.json_values import (
+from connect.api.json_decoders import compile_decoder
+from connect.api.json_schema import schema_from_json, schema_to_json
+from connect.api.json_values import (
     OWNED,
     Decoder,
     Encoder,
@@ -65,9 +59,16 @@ from connect.converters.json_values import (
     dumps_schemaless,
     encode_schemaless,
 )
+from connect.api.plugins import SchemaAndValue
+from connect.converters._base import CONVERTER_TYPE_CONFIG as CONVERTER_TYPE_CONFIG
+from connect.converters._base import DataHeaderConverter, converter_type, define_type
+from connect.converters._batch import pairs
+from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
+from connect.converters.json_columns import BatchWriter, Fallback, compile_batch_writer
+from connect.converters.json_columns_read import BatchDecoder, compile_batch_decoder
 
 if TYPE_CHECKING:  # pyarrow loads only in processes that take the columnar paths
-    from connect.converters.json_arrow_read import JsonArrowReader
+    from connect.api.json_arrow_read import JsonArrowReader
 
 __all__ = ["JsonConverter"]
 
@@ -442,7 +443,7 @@ class JsonConverter(DataHeaderConverter):
 
     def to_arrow(self, topic: str, data: Sequence[bytes | None]) -> list[Any] | None:
         """Schema envelopes decoded by Arrow's JSON reader a run at a time
-        (`json_arrow_read`, strict: the columns hold what `to_connect_batch` would
+        (`connect.api.json_arrow_read`, strict: the columns hold what `to_connect_batch` would
         give). None — record by record — without `schemas.enable` (schemaless JSON has
         no schema to lay columns out by) and for what columns cannot express exactly:
         messages without the envelope, maps, decimals or defaults inside nested
@@ -450,7 +451,7 @@ class JsonConverter(DataHeaderConverter):
         by record as well, so the record path names the bad one."""
         if not self.schemas_enabled:
             return None
-        from connect.converters.json_arrow_read import JsonArrowReader, NotColumnar
+        from connect.api.json_arrow_read import JsonArrowReader, NotColumnar
 
         reader = self._arrow_reader
         if reader is None:

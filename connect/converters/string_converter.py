@@ -27,6 +27,7 @@ from connect.api.config import ConfigDef, ConfigType, Importance
 from connect.api.data import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA, Schema, Struct, Type
 from connect.api.errors import ConfigError
 from connect.api.headers import Headers
+from connect.api.json_values import java_double
 from connect.api.plugins import SchemaAndValue
 from connect.converters._base import CONVERTER_TYPE_CONFIG as CONVERTER_TYPE_CONFIG
 from connect.converters._base import (
@@ -36,7 +37,6 @@ from connect.converters._base import (
 )
 from connect.converters._batch import pairs
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
-from connect.converters.json_values import java_double
 
 __all__ = ["ByteArrayConverter", "StringConverter", "java_string"]
 

@@ -42,9 +42,9 @@ from connect.api.data import (
     Struct,
     Type,
 )
+from connect.api.json_values import java_double
 from connect.api.logical import Date, Decimal, Time, Timestamp
 from connect.api.plugins import SchemaAndValue
-from connect.converters.json_values import java_double
 
 __all__ = ["format_value", "parse_value"]
 

@@ -1,22 +1,13 @@
 """`value.format=json`: JsonConverter's bytes → Arrow record batches, a batch at a time.
 
-The decoding is the runtime's (`connect.converters.json_arrow_read`, which
-`JsonConverter.to_arrow` uses too); this is the older way in, kept for the configs
-that use it: `value.converter=ByteArrayConverter` hands the sink the messages' bytes,
-and the sink decodes them itself — with or without the schema envelope (schemaless
-JSON objects get the types Arrow infers), nulls written as they are. A connector whose
-value.converter is JsonConverter needs no `value.format`: the runtime hands the sink
-Arrow batches (`SinkTask.put_batches`) decoded the same way, and falls back to
-records where they cannot be.
-
-The one import of the runtime a connector makes (tests/test_boundaries.py lists it as
-the only exception to "connectors import only connect.api"). Why it stays: the
-reader is JsonConverter's, built on the converter's schema-JSON and value codecs
-(`json_schema`, `json_values`), and this path needs its lenient mode, which no
-`Converter` method offers; a copy in `connect.api` would drift from the converter,
-and a converter instance cannot reach a connector (nor the Spark data source, which
-runs without a worker) without a runtime hook the API does not have. The way out is
-that hook, or this older path retired in favour of value.converter=JsonConverter.
+The decoding is the plugin API's `JsonArrowReader` (`connect.api.json_arrow_read`,
+which the runtime's `JsonConverter.to_arrow` uses too), in its lenient mode; this is
+the older way in, kept for the configs that use it: `value.converter=ByteArrayConverter`
+hands the sink the messages' bytes, and the sink decodes them itself — with or
+without the schema envelope (schemaless JSON objects get the types Arrow infers),
+nulls written as they are. A connector whose value.converter is JsonConverter needs
+no `value.format`: the runtime hands the sink Arrow batches (`SinkTask.put_batches`)
+decoded the same way, and falls back to records where they cannot be.
 """
 
 from __future__ import annotations
@@ -26,8 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from connect.api import DataError, file_batch
-from connect.converters.json_arrow_read import JsonArrowReader
+from connect.api import DataError, JsonArrowReader, file_batch
 
 __all__ = ["JsonBatchDecoder"]
 

@@ -34,8 +34,8 @@ from connect.api import (
     Type,
 )
 from connect.api.arrow import batch_from_values
+from connect.api.json_schema import schema_to_json
 from connect.converters import ConversionError, JsonConverter
-from connect.converters.json_schema import schema_to_json
 
 INNER = Schema.struct([("a", INT32_SCHEMA), ("b", OPTIONAL_STRING_SCHEMA)], optional=True)
 WIDE = Schema.struct(

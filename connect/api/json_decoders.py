@@ -1,6 +1,6 @@
 """JSON values → Connect values: the decoders, compiled once per schema into closures.
 
-The JSON forms each schema type takes are in `connect.converters.json_values` (the
+The JSON forms each schema type takes are in `connect.api.json_values` (the
 encoders' module, which holds what both directions share). A decoder checks a parsed
 value against its schema as it converts it, and raises a `SchemaError` saying where
 in the value the problem is; a null becomes the schema's default (when
@@ -18,14 +18,14 @@ from typing import Any
 
 from connect.api.data import Schema, Struct, Type
 from connect.api.errors import DataError, SchemaError
-from connect.api.logical import Date, Decimal, Time, Timestamp
-from connect.converters.json_values import (
-    _INT_RANGES,
+from connect.api.json_values import (
+    INT_RANGES,
     Decoder,
     NeedsExactDecimal,
     _fail,
     _kind,
 )
+from connect.api.logical import Date, Decimal, Time, Timestamp
 
 __all__ = ["compile_decoder"]
 
@@ -78,7 +78,7 @@ def _temporal_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder
     """Date, Time, Timestamp: an integer of the logical type's range, made its Python value."""
     name = schema.name
     logical = {Date.LOGICAL_NAME: Date, Time.LOGICAL_NAME: Time}.get(name, Timestamp)
-    low, high = _INT_RANGES[Type.INT64 if logical is Timestamp else Type.INT32]
+    low, high = INT_RANGES[Type.INT64 if logical is Timestamp else Type.INT32]
 
     def dec_temporal(value: Any) -> Any:
         if type(value) is not int or not low <= value <= high:
@@ -98,7 +98,7 @@ def _temporal_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder
 def _int_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
     """An integer of its type's range (JSON has no other integer kinds)."""
     t = schema.type
-    low, high = _INT_RANGES[t]
+    low, high = INT_RANGES[t]
 
     def dec_int(value: Any) -> Any:
         if type(value) is int and low <= value <= high:
@@ -242,7 +242,7 @@ def _struct_decoder(schema: Schema, replace_null: bool, where: str) -> Decoder:
 
 
 _DECODER_BUILDERS: dict[Type, Callable[[Schema, bool, str], Decoder]] = {
-    **dict.fromkeys(_INT_RANGES, _int_decoder),
+    **dict.fromkeys(INT_RANGES, _int_decoder),
     Type.FLOAT32: _float_decoder,
     Type.FLOAT64: _float_decoder,
     Type.BOOLEAN: _bool_decoder,

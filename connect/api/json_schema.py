@@ -24,8 +24,8 @@ from typing import Any
 
 from connect.api.data import Schema, Type
 from connect.api.errors import DataError, SchemaError
-from connect.converters.json_decoders import compile_decoder
-from connect.converters.json_values import NeedsExactDecimal, compile_encoder
+from connect.api.json_decoders import compile_decoder
+from connect.api.json_values import NeedsExactDecimal, compile_encoder
 
 __all__ = ["schema_from_json", "schema_to_json"]
 

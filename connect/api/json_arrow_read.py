@@ -7,6 +7,13 @@ sink that writes columns then needs no Python object per record at all. This is 
 engine of `JsonConverter.to_arrow` (the runtime's) and of SparkParquetSink's older
 `value.format=json` (bytes from ByteArrayConverter), which shares it.
 
+Why it is part of the plugin API (`connect.api.JsonArrowReader`, with the JSON
+codecs it stands on: `json_schema`, `json_decoders`, `json_values`): JsonConverter's
+bytes are a format, like the Arrow mapping `connect.api.arrow` owns, and a connector
+that reads them itself (SparkParquetSink's `value.format=json`, the Spark data
+source, which runs without a worker) may import only `connect.api`. One copy serves
+the runtime's converter and the plugins, so the two cannot drift apart.
+
 1. Messages are grouped into runs that start with the same schema envelope prefix
    `{"schema":<schema JSON>,"payload":` (Kafka's JsonConverter writes the schema
    first, so the prefix of one schema is always the same bytes).
@@ -52,8 +59,8 @@ import pyarrow.json as pj
 from connect.api.arrow import arrow_type, batch_from_values, schema_of
 from connect.api.data import Schema, Type
 from connect.api.errors import DataError
+from connect.api.json_schema import schema_from_json
 from connect.api.logical import Date, Decimal, Time, Timestamp
-from connect.converters.json_schema import schema_from_json
 
 __all__ = ["JsonArrowReader", "NotColumnar", "Run"]
 

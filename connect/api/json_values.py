@@ -1,5 +1,9 @@
 """Connect values ⇄ JSON values, as Kafka's JsonConverter writes and reads payloads.
 
+Part of the plugin API with `json_decoders`, `json_schema` and `json_arrow_read`: the
+JSON format is the one the runtime's JsonConverter (connect.converters) writes, and a
+plugin that reads or writes that format itself uses this one copy of it.
+
 Encoders (here) turn a Connect value into a Python value that orjson serialises to the
 bytes Kafka writes; decoders (`json_decoders`) turn a parsed JSON value back into a
 Connect value. Both are *compiled* once per schema into closures, because the
@@ -49,6 +53,7 @@ from connect.api.errors import DataError, SchemaError
 from connect.api.logical import Date, Decimal, Time, Timestamp
 
 __all__ = [
+    "INT_RANGES",
     "OWNED",
     "Decoder",
     "Encoder",
@@ -62,7 +67,9 @@ __all__ = [
 Encoder = Callable[[Any], Any]
 Decoder = Callable[[Any], Any]
 
-_INT_RANGES = {
+#: The integer types' ranges, which the JSON codecs and the runtime's column codecs
+#: (connect.converters.json_columns) check values against.
+INT_RANGES = {
     Type.INT8: (-(2**7), 2**7 - 1),
     Type.INT16: (-(2**15), 2**15 - 1),
     Type.INT32: (-(2**31), 2**31 - 1),
@@ -198,7 +205,7 @@ def _logical_encoder(schema: Schema, numeric: bool, where: str) -> Encoder | Non
 def _int_encoder(schema: Schema, numeric: bool, replace_null: bool, where: str) -> Encoder:
     """An int of its type's range; an int subclass (not bool) is made a plain int."""
     t = schema.type
-    low, high = _INT_RANGES[t]
+    low, high = INT_RANGES[t]
 
     def enc_int(value: Any) -> Any:
         if type(value) is not int:
@@ -347,7 +354,7 @@ def _struct_encoder(schema: Schema, numeric: bool, replace_null: bool, where: st
 
 
 _ENCODER_BUILDERS: dict[Type, Callable[[Schema, bool, bool, str], Encoder]] = {
-    **dict.fromkeys(_INT_RANGES, _int_encoder),
+    **dict.fromkeys(INT_RANGES, _int_encoder),
     Type.FLOAT32: _float_encoder,
     Type.FLOAT64: _float_encoder,
     Type.BOOLEAN: _bool_encoder,
