@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connect.api.config import ConfigDef, ConfigValue
+from connect.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport
 from connect.api.records import TopicPartition
 
 __all__ = ["Connector", "ConnectorContext", "SinkConnector", "SourceConnector"]
@@ -78,9 +79,18 @@ class Connector(ABC):
 class SourceConnector(Connector):
     """A connector whose tasks read from an external system into the log."""
 
-    def exactly_once_support(self, props: Mapping[str, str]) -> bool | None:
-        """Whether the connector can run with exactly-once delivery (None: unknown)."""
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """Whether the connector, with these props, can run exactly once: its source
+        replays the same records from a stored offset (None: it does not know, which
+        `exactly.once.support=required` refuses)."""
         return None
+
+    def can_define_transaction_boundaries(
+        self, props: Mapping[str, str]
+    ) -> ConnectorTransactionBoundaries:
+        """Whether its tasks draw their own transaction boundaries through
+        `SourceTaskContext.transaction_context()` (`transaction.boundary=connector`)."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
 
     def alter_offsets(
         self,

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, overload
 
+from connect.api.exactly_once import TransactionContext
 from connect.api.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 
 if TYPE_CHECKING:  # pyarrow and numpy load only for the tasks and runtimes that use them
@@ -85,6 +86,11 @@ class SourceTaskContext(ABC):
     @property
     @abstractmethod
     def offset_storage_reader(self) -> OffsetStorageReader: ...
+
+    def transaction_context(self) -> TransactionContext | None:
+        """The task's say over transaction boundaries: only with exactly-once source
+        support on and `transaction.boundary=connector`; None otherwise."""
+        return None
 
 
 class SourceTask(Task):

@@ -27,6 +27,7 @@ from connect.api import (
     ConfigError,
     ConfigType,
     DataError,
+    ExactlyOnceSupport,
     Importance,
     SourceConnector,
     SourceRecord,
@@ -99,8 +100,12 @@ class FileStreamSourceConnector(SourceConnector):
     def stop(self) -> None:
         return None
 
-    def exactly_once_support(self, props: Mapping[str, str]) -> bool | None:
-        return bool(props.get("file"))  # an append-only file replays deterministically
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """An append-only file read from a stored byte position replays the same lines;
+        standard input (no `file`) cannot be read again."""
+        if props.get("file"):
+            return ExactlyOnceSupport.SUPPORTED
+        return ExactlyOnceSupport.UNSUPPORTED
 
     def alter_offsets(
         self, props: Mapping[str, str], offsets: Mapping[Any, Mapping[str, Any] | None]

@@ -29,6 +29,7 @@ from connect.api import (
     ConfigDef,
     ConfigValue,
     DataError,
+    ExactlyOnceSupport,
     SourceConnector,
     SourceRecord,
     SourceTask,
@@ -84,6 +85,11 @@ class S3SourceConnector(SourceConnector):
 
     def stop(self) -> None:
         pass
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """An object read from a stored (object, record) position yields the same
+        records again: objects the sink wrote are never rewritten."""
+        return ExactlyOnceSupport.SUPPORTED
 
 
 class S3SourceTask(SourceTask):

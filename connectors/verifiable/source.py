@@ -34,6 +34,7 @@ from connect.api import (
     ConfigDef,
     ConfigType,
     DataError,
+    ExactlyOnceSupport,
     Importance,
     RecordMetadata,
     Schema,
@@ -118,6 +119,10 @@ class VerifiableSourceConnector(SourceConnector):
 
     def stop(self) -> None:
         return None
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """Its seqnos go on from the stored one: a restart repeats none it committed."""
+        return ExactlyOnceSupport.SUPPORTED
 
 
 class VerifiableSourceTask(SourceTask):
