@@ -30,6 +30,24 @@ name, value length int32 (-1 = null), value.
 
 The CRC leaves out base_offset and batch_length, so a batch is encoded before the
 writer takes the partition lock and its base offset is patched in afterwards.
+
+Transactions (Kafka's model, see log.txn_coordinator): a batch written inside a
+transaction sets ATTR_TRANSACTIONAL, has magic 2, and carries a 16-byte producer
+section between the header and the payload (inside the CRC, never compressed, so a
+reader learns a batch's producer from its first 59 bytes)::
+
+    43      8     producer_id        int64
+    51      2     producer_epoch     int16
+    53      2     reserved           int16   0
+    55      4     base_sequence      int32   -1 when not tracked
+
+A control batch (ATTR_CONTROL, always transactional) ends a transaction in one
+partition: one record whose key and value are Kafka's control record (big-endian,
+as Kafka writes them): key `version int16 = 0, type int16` (0 ABORT, 1 COMMIT),
+value `version int16 = 0, coordinator_epoch int32`. Readers never return control
+records; their offsets are skipped. Plain batches keep magic 1 and no producer
+section, so files written before transactions read as before, and a reader that
+knows only magic 1 refuses a transactional batch instead of misreading it.
 """
 
 from __future__ import annotations
@@ -59,17 +77,24 @@ __all__ = [
     "HEADER",
     "HEADER_SIZE",
     "MAGIC",
+    "MAGIC_TXN",
+    "PRODUCER_SIZE",
     "BatchColumns",
     "BatchHeader",
+    "ProducerSection",
+    "control_type",
     "decode_columns",
     "decode_records",
     "encode_batch",
+    "encode_control_batch",
     "parse_header",
+    "parse_producer",
     "set_base_offset",
     "verify_crc",
 ]
 
 MAGIC = 1
+MAGIC_TXN = 2  # a batch with a producer section (ATTR_TRANSACTIONAL)
 HEADER = struct.Struct("<qibIhiqqi")
 HEADER_SIZE = HEADER.size  # 43
 _BASE_OFFSET = struct.Struct("<q")
@@ -82,6 +107,16 @@ ATTR_HEADERS = 0x10
 ATTR_TIMESTAMPS = 0x20
 ATTR_OFFSET_DELTAS = 0x40
 ATTR_NULL_VALUES = 0x80
+ATTR_TRANSACTIONAL = 0x100
+ATTR_CONTROL = 0x200
+ATTR_TXN_BITS = ATTR_TRANSACTIONAL | ATTR_CONTROL
+
+PRODUCER = struct.Struct("<qhhi")
+PRODUCER_SIZE = PRODUCER.size  # 16
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+_CONTROL_KEY = struct.Struct(">hh")
+_CONTROL_VALUE = struct.Struct(">hi")
 
 _I32 = struct.Struct("<i")
 _CRC = struct.Struct("<I")
@@ -117,6 +152,14 @@ class BatchHeader(NamedTuple):
     @property
     def next_offset(self) -> int:
         return self.base_offset + self.last_offset_delta + 1
+
+
+class ProducerSection(NamedTuple):
+    """The producer of a transactional batch (Kafka's fields, in our byte order)."""
+
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
 
 
 class BatchColumns(NamedTuple):
@@ -179,40 +222,16 @@ def _encode_headers(headers: Sequence[Sequence[Header]]) -> tuple[array, bytes]:
     return lengths, b"".join(parts)
 
 
-def encode_batch(
+def _record_columns(
     values: Sequence[bytes | None],
-    *,
-    keys: Sequence[bytes | None] | None = None,
-    timestamps: Sequence[int] | None = None,
-    headers: Sequence[Sequence[Header]] | None = None,
-    timestamp: int = 0,
-    codec: int = 0,
-    base_offset: int = 0,
-    offset_deltas: Sequence[int] | None = None,
-) -> bytearray:
-    """Encode one batch. `timestamp` stands for every record when `timestamps` is
-    None. `offset_deltas` is only for rewritten (compacted) batches with gaps."""
-    count = len(values)
-    if count == 0:
-        raise ValueError("a batch holds at least one record")
-    attributes = codec & ATTR_CODEC_MASK
-    arrays: list[bytes] = []
-    blobs: list[bytes] = []
-
-    last_delta = count - 1
-    if offset_deltas is not None:
-        attributes |= ATTR_OFFSET_DELTAS
-        arrays.append(_le(array("i", offset_deltas)))
-        last_delta = offset_deltas[-1]
-
-    if timestamps is None:
-        first_ts = max_ts = timestamp
-    else:
-        attributes |= ATTR_TIMESTAMPS
-        arrays.append(_le(array("q", timestamps)))
-        first_ts = timestamps[0]
-        max_ts = max(timestamps)
-
+    keys: Sequence[bytes | None] | None,
+    headers: Sequence[Sequence[Header]] | None,
+    arrays: list[bytes],
+    blobs: list[bytes],
+) -> int:
+    """Append the key, value and header columns to `arrays` (lengths) and `blobs`
+    (bytes); return the attribute bits they need."""
+    attributes = 0
     if keys is not None and any(k is not None for k in keys):
         attributes |= ATTR_KEYS
         key_lengths, _ = _lengths(keys)
@@ -232,22 +251,69 @@ def encode_batch(
         header_lengths, header_blob = _encode_headers(headers)
         arrays.append(_le(header_lengths))
         blobs.append(header_blob)
+    return attributes
+
+
+def encode_batch(
+    values: Sequence[bytes | None],
+    *,
+    keys: Sequence[bytes | None] | None = None,
+    timestamps: Sequence[int] | None = None,
+    headers: Sequence[Sequence[Header]] | None = None,
+    timestamp: int = 0,
+    codec: int = 0,
+    base_offset: int = 0,
+    offset_deltas: Sequence[int] | None = None,
+    producer: ProducerSection | None = None,
+    control: bool = False,
+) -> bytearray:
+    """Encode one batch. `timestamp` stands for every record when `timestamps` is
+    None. `offset_deltas` is only for rewritten (compacted) batches with gaps.
+    `producer` makes it a transactional batch (magic 2), `control` a control one."""
+    count = len(values)
+    if count == 0:
+        raise ValueError("a batch holds at least one record")
+    attributes = codec & ATTR_CODEC_MASK
+    magic = MAGIC
+    section = b""
+    if producer is not None:
+        magic = MAGIC_TXN
+        attributes |= ATTR_TRANSACTIONAL | (ATTR_CONTROL if control else 0)
+        section = PRODUCER.pack(producer[0], producer[1], 0, producer[2])
+    arrays: list[bytes] = []
+    blobs: list[bytes] = []
+
+    last_delta = count - 1
+    if offset_deltas is not None:
+        attributes |= ATTR_OFFSET_DELTAS
+        arrays.append(_le(array("i", offset_deltas)))
+        last_delta = offset_deltas[-1]
+
+    if timestamps is None:
+        first_ts = max_ts = timestamp
+    else:
+        attributes |= ATTR_TIMESTAMPS
+        arrays.append(_le(array("q", timestamps)))
+        first_ts = timestamps[0]
+        max_ts = max(timestamps)
+
+    attributes |= _record_columns(values, keys, headers, arrays, blobs)
 
     if codec:
         payload = compress(codec, b"".join(arrays + blobs))
-        parts = [_HEADER_PLACEHOLDER, payload]
+        parts = [_HEADER_PLACEHOLDER, section, payload]
         payload_size = len(payload)
     else:
         # One join straight into the final buffer: no intermediate payload copy.
-        parts = [_HEADER_PLACEHOLDER, *arrays, *blobs]
+        parts = [_HEADER_PLACEHOLDER, section, *arrays, *blobs]
         payload_size = sum(map(len, arrays)) + sum(map(len, blobs))
     batch = bytearray().join(parts)
     HEADER.pack_into(
         batch,
         0,
         base_offset,
-        HEADER_SIZE - LENGTH_FIELD_END + payload_size,
-        MAGIC,
+        HEADER_SIZE - LENGTH_FIELD_END + len(section) + payload_size,
+        magic,
         0,
         attributes,
         last_delta,
@@ -258,6 +324,29 @@ def encode_batch(
     crc = crc32(memoryview(batch)[_CRC_START:])
     _CRC.pack_into(batch, _CRC_FIELD, crc)
     return batch
+
+
+def encode_control_batch(
+    producer: ProducerSection, *, commit: bool, coordinator_epoch: int, timestamp: int
+) -> bytearray:
+    """A control batch ending `producer`'s transaction in one partition: Kafka's
+    control record (key: version 0, type COMMIT or ABORT; value: version 0, the
+    coordinator epoch), big-endian as Kafka writes it."""
+    key = _CONTROL_KEY.pack(0, CONTROL_COMMIT if commit else CONTROL_ABORT)
+    value = _CONTROL_VALUE.pack(0, coordinator_epoch)
+    return encode_batch([value], keys=[key], timestamp=timestamp, producer=producer, control=True)
+
+
+def parse_producer(buf: bytes | memoryview, position: int = 0) -> ProducerSection:
+    """The producer section of the transactional batch at `position`."""
+    pid, epoch, _reserved, sequence = PRODUCER.unpack_from(buf, position + HEADER_SIZE)
+    return ProducerSection(pid, epoch, sequence)
+
+
+def control_type(buf: bytes | memoryview, position: int, header: BatchHeader) -> int:
+    """CONTROL_COMMIT or CONTROL_ABORT: the type in a control batch's one record."""
+    _offsets, _ts, keys, _values, _headers = _decode(buf, position, header)
+    return _CONTROL_KEY.unpack(keys[0])[1]
 
 
 def set_base_offset(batch: bytearray | memoryview, base_offset: int) -> None:
@@ -323,14 +412,14 @@ def _decode(buf: bytes | memoryview, position: int, header: BatchHeader) -> tupl
     attributes = header.attributes
     count = header.record_count
     codec = attributes & ATTR_CODEC_MASK
+    start = position + (HEADER_SIZE + PRODUCER_SIZE if attributes & ATTR_TXN_BITS else HEADER_SIZE)
     if codec:
-        start = position + HEADER_SIZE
         data = decompress(codec, bytes(memoryview(buf)[start : position + header.size]))
         pos = 0
     else:
         # Slice values straight out of the read buffer: no payload copy.
         data = buf if isinstance(buf, bytes) else bytes(buf)
-        pos = position + HEADER_SIZE
+        pos = start
     view = memoryview(data)
     width = 4 * count
 

@@ -57,7 +57,9 @@ def _checkpoint(part: Partition) -> int:
 def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
     """Compact `part` once if it is due (or always with `force`)."""
     cfg = part.config
-    if not cfg.compacted:
+    if not cfg.compacted or part.is_transactional():
+        # A transactional partition is not compacted yet: the rewrite would drop
+        # the producer sections and markers, and keep aborted records as latest.
         return CleanResult()
     now = part.clock()
     # Step 1

@@ -13,6 +13,9 @@ The hierarchy, drawn so a caller can see what to catch::
     ├── CorruptRecordError          a batch whose length or CRC does not check out
     ├── NoOffsetForPartitionError   no committed offset and auto.offset.reset=none
     ├── LockTimeoutError            another writer held the partition lock for too long
+    ├── TransactionError            a transaction the log cannot go on with
+    │   ├── ProducerFencedError     a newer producer (epoch) of the transactional.id exists
+    │   └── InvalidTxnStateError    a call out of order (append before begin, say)
     ├── LogClosedError              a call on a log that was closed
     └── LogNotFoundError            a log opened to read (create=False) whose directory is missing
 
@@ -27,14 +30,17 @@ __all__ = [
     "InvalidConfigError",
     "InvalidRecordError",
     "InvalidTopicError",
+    "InvalidTxnStateError",
     "LockTimeoutError",
     "LogClosedError",
     "LogError",
     "LogNotFoundError",
     "NoOffsetForPartitionError",
     "OffsetOutOfRangeError",
+    "ProducerFencedError",
     "TopicDeletedError",
     "TopicExistsError",
+    "TransactionError",
     "UnknownTopicOrPartitionError",
 ]
 
@@ -155,3 +161,42 @@ class LogNotFoundError(LogError):
         self.path = path
         self.reason = reason
         super().__init__(f"no log at {path}" + (f" ({reason})" if reason else ""))
+
+
+class TransactionError(LogError):
+    """A transaction the log cannot go on with; the transaction is not committed."""
+
+
+class ProducerFencedError(TransactionError):
+    """A producer whose epoch is older than its transactional.id's newest (another
+    producer called init_transactions, or the coordinator aborted a transaction that
+    outlived transaction.timeout.ms): nothing it writes becomes visible. Close it;
+    as in Kafka, it cannot recover."""
+
+    def __init__(
+        self,
+        producer_id: int,
+        epoch: int,
+        current_epoch: int,
+        topic: str | None = None,
+        partition: int | None = None,
+    ) -> None:
+        self.producer_id = producer_id
+        self.epoch = epoch
+        self.current_epoch = current_epoch
+        self.topic = topic
+        self.partition = partition
+        where = f" (writing to {topic}-{partition})" if topic is not None else ""
+        super().__init__(
+            f"producer {producer_id} epoch {epoch} is fenced: epoch {current_epoch} is newer{where}"
+        )
+
+
+class InvalidTxnStateError(TransactionError):
+    """A transactional call out of order: `state` is where the producer was."""
+
+    def __init__(self, transactional_id: str, state: str, action: str) -> None:
+        self.transactional_id = transactional_id
+        self.state = state
+        self.action = action
+        super().__init__(f"transactional.id {transactional_id!r}: cannot {action} in state {state}")

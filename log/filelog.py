@@ -7,10 +7,18 @@ Layout::
         <topic>/topic.json          partition count and config overrides (atomic writes)
         <topic>/<partition>/        one Partition directory each (see log.partition)
         ~deleted-<uuid>/            a topic being deleted (finished on open)
+        .transactions/              the transaction coordinator's state (log.txn_coordinator)
 
 Topic names are validated against Kafka's rule before they touch a path, so no name
 can leave the directory. Every method is safe to call from several threads; several
 processes may open the same directory (one writer per partition at a time, by lock).
+
+Transactions (Kafka's model): `transactional_producer()` hands out a producer of
+transactions (log.transactions); `read(..., isolation_level="read_committed")`
+returns committed records only, below the last stable offset. Opening the log
+finishes what a crash left of the coordinator's work, and every maintenance pass
+(and a read_committed read held up by an open transaction, at most once a second)
+aborts transactions older than their `transaction.timeout.ms`.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from log.maintenance import Maintenance
 from log.names import validate_topic_name
 from log.offsets import OFFSETS_TOPIC, GroupOffsets
 from log.partition import Clock, Partition, wall_clock_ms
+from log.partition_read import READ_COMMITTED, READ_UNCOMMITTED
 from log.records import (
     Header,
     OffsetAndMetadata,
@@ -48,8 +57,12 @@ from log.records import (
     TopicDescription,
     TopicPartition,
 )
+from log.transactions import DEFAULT_TRANSACTION_TIMEOUT_MS, TransactionalProducer
+from log.txn_coordinator import TransactionCoordinator
 
 __all__ = ["FileLog"]
+
+_EXPIRY_CHECK_MS = 1000  # how often a held-up read_committed read looks for expiries
 
 _TOPIC_FILE = "topic.json"
 
@@ -109,6 +122,10 @@ class FileLog:
                 if name.startswith("~"):
                     shutil.rmtree(self.directory / name, ignore_errors=True)
         self.offsets = GroupOffsets(self)
+        self.transactions = TransactionCoordinator(self)
+        self._last_expiry_check = clock()
+        if (self.directory / ".transactions").is_dir():
+            self.transactions.recover()
         self._maintenance = Maintenance(self, interval_s=maintenance_interval_s)
         if background:
             self._maintenance.start()
@@ -334,10 +351,40 @@ class FileLog:
             )
         except FileNotFoundError:
             raise self._forget(topic, partition) from None
+        self.notify_appended()
+        return offsets
+
+    def notify_appended(self) -> None:
+        """Wake this process's `wait_for_append` callers (after an append)."""
         with self._appended:
             self._append_seq += 1
             self._appended.notify_all()
-        return offsets
+
+    def transactional_producer(
+        self,
+        transactional_id: str,
+        *,
+        transaction_timeout_ms: int = DEFAULT_TRANSACTION_TIMEOUT_MS,
+    ) -> TransactionalProducer:
+        """A producer of transactions for `transactional_id` (call its
+        `init_transactions()` first; see log.transactions)."""
+        return TransactionalProducer(
+            self,
+            self.transactions,
+            transactional_id,
+            transaction_timeout_ms=transaction_timeout_ms,
+        )
+
+    def abort_expired_transactions(self) -> int:
+        """Finish decided transactions and abort those past their timeout (the
+        coordinator's recovery); how many."""
+        self._last_expiry_check = self.clock()
+        return self.transactions.recover()
+
+    def last_stable_offset(self, topic: str, partition: int) -> int:
+        """The first offset of the partition's oldest open transaction, else its
+        log end offset: where read_committed readers stop."""
+        return self.partition(topic, partition).last_stable_offset()
 
     def _forget(self, topic: str, partition: int | None = None) -> TopicDeletedError:
         """A topic deleted by another process (its files vanished under a call): drop
@@ -359,12 +406,27 @@ class FileLog:
         *,
         max_records: int | None = None,
         max_bytes: int = 1 << 20,
+        isolation_level: str = READ_UNCOMMITTED,
     ) -> list[Record]:
         part = self.partition(topic, partition)
         try:
-            return part.read(offset, max_records=max_records, max_bytes=max_bytes)
+            records = part.read(
+                offset,
+                max_records=max_records,
+                max_bytes=max_bytes,
+                isolation_level=isolation_level,
+            )
         except FileNotFoundError:
             raise self._forget(topic, partition) from None  # deleted by another process
+        if (
+            isolation_level == READ_COMMITTED
+            and part.has_open_transactions()
+            and self.clock() - self._last_expiry_check >= _EXPIRY_CHECK_MS
+        ):
+            # An open transaction holds this reader up: if its producer died, the
+            # timeout must end it even where no maintenance thread runs.
+            self.abort_expired_transactions()
+        return records
 
     def earliest_offset(self, topic: str, partition: int) -> int:
         try:
@@ -498,6 +560,7 @@ class FileLog:
                     with contextlib.suppress(FileNotFoundError):
                         part.close()
         self._admin.close()
+        self.transactions.close()
 
     def __enter__(self) -> FileLog:
         return self

@@ -1,5 +1,6 @@
-"""The log's background work: retention, compaction and `flush.ms`, in one daemon
-thread per FileLog, so appends never wait for any of it.
+"""The log's background work: retention, compaction, `flush.ms` and aborting
+transactions past `transaction.timeout.ms`, in one daemon thread per FileLog, so
+appends never wait for any of it.
 
 Each pass visits every partition of every topic; a failure on one partition is
 logged and does not stop the others.
@@ -56,6 +57,10 @@ class Maintenance:
 
     def run_once(self) -> dict[str, int]:
         stats = {"segments_deleted": 0, "records_compacted": 0, "partitions_cleaned": 0}
+        try:
+            stats["transactions_aborted"] = self._log.abort_expired_transactions()
+        except (LogError, OSError):
+            _log.exception("aborting expired transactions failed")
         for part in self._log.all_partitions():
             if self._stop.is_set() and self._thread is not None:
                 break

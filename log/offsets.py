@@ -5,6 +5,10 @@ Key: JSON `["<group>", "<topic>", <partition>]`; value: JSON
 forgets the entry. Every process rebuilds the table by reading the topic from where
 it last stopped, so commits made by other processes are seen on the next fetch.
 
+Transactions may write commits too (`TransactionalProducer.send_offsets_to_transaction`,
+Kafka's sendOffsetsToTransaction): the table is read read_committed, so an offset
+sent in a transaction counts once the transaction commits, and never if it aborts.
+
 Commit protocol:
   1. The caller (FileLog.commit_offsets) fsyncs the data partitions named.
   2. One batch holding every entry of the commit is appended and fsynced, so a
@@ -22,17 +26,42 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from log.errors import TopicExistsError
+from log.partition_read import READ_COMMITTED
 from log.records import OffsetAndMetadata, TopicPartition
 
 if TYPE_CHECKING:
     from log.filelog import FileLog
 
-__all__ = ["OFFSETS_TOPIC", "GroupOffsets"]
+__all__ = ["OFFSETS_TOPIC", "GroupOffsets", "encode_commit"]
 
 OFFSETS_TOPIC = "__consumer_offsets"
 _TOPIC_CONFIG = {"cleanup.policy": "compact", "segment.bytes": 64 * 1024 * 1024}
 
 _Key = tuple[str, str, int]
+
+
+def encode_commit(
+    group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int], now: int
+) -> tuple[list[bytes | None], list[bytes | None]]:
+    """The keys and values of the records that commit `offsets` for `group`."""
+    keys: list[bytes | None] = []
+    values: list[bytes | None] = []
+    for tp, oam in offsets.items():
+        if isinstance(oam, int):
+            oam = OffsetAndMetadata(oam)
+        if oam.offset < 0:
+            raise ValueError(f"cannot commit negative offset {oam.offset} for {tp}")
+        keys.append(json.dumps([group, tp.topic, tp.partition]).encode())
+        values.append(
+            json.dumps(
+                {
+                    "offset": oam.offset,
+                    "metadata": oam.metadata,
+                    "commit_timestamp": oam.commit_timestamp or now,
+                }
+            ).encode()
+        )
+    return keys, values
 
 
 class GroupOffsets:
@@ -59,9 +88,10 @@ class GroupOffsets:
         end = part.latest_offset()
         position = max(self._position, part.log_start_offset)
         while position < end:
-            records = part.read(position, max_bytes=4 << 20)
-            if not records:
-                break
+            records = part.read(position, max_bytes=4 << 20, isolation_level=READ_COMMITTED)
+            after = getattr(records, "next_offset", records[-1].offset + 1 if records else position)
+            if after <= position:
+                break  # nothing more, or an open transaction: stop before it
             for rec in records:
                 group, topic, partition = json.loads(rec.key)  # type: ignore[arg-type]
                 key = (group, topic, int(partition))
@@ -74,30 +104,13 @@ class GroupOffsets:
                         metadata=str(value.get("metadata", "")),
                         commit_timestamp=int(value.get("commit_timestamp", 0)),
                     )
-            position = records[-1].offset + 1
+            position = after
         self._position = position
 
     def commit(self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]) -> None:
         if not offsets:
             return
-        now = self._log.clock()
-        keys: list[bytes | None] = []
-        values: list[bytes | None] = []
-        for tp, oam in offsets.items():
-            if isinstance(oam, int):
-                oam = OffsetAndMetadata(oam)
-            if oam.offset < 0:
-                raise ValueError(f"cannot commit negative offset {oam.offset} for {tp}")
-            keys.append(json.dumps([group, tp.topic, tp.partition]).encode())
-            values.append(
-                json.dumps(
-                    {
-                        "offset": oam.offset,
-                        "metadata": oam.metadata,
-                        "commit_timestamp": oam.commit_timestamp or now,
-                    }
-                ).encode()
-            )
+        keys, values = encode_commit(group, offsets, self._log.clock())
         self._append(keys, values)
 
     def _append(self, keys: list[bytes | None], values: list[bytes | None]) -> None:
@@ -107,6 +120,11 @@ class GroupOffsets:
             part.append(values, keys=keys)
             part.flush()
             self._catch_up()
+
+    def ensure_topic(self) -> None:
+        """Create the topic if missing (a transaction may write to it first)."""
+        with self._lock:
+            self._ensure_topic()
 
     def fetch(
         self, group: str, partitions: Sequence[TopicPartition] | None = None

@@ -8,6 +8,8 @@ numbered protocol each:
   processes changed;
 - `log.partition_read`: reads, with the read hint and the cut-batch cache;
 - `log.partition_retention`: retention and compaction's crash-safe swap;
+- `log.partition_txn`: transactions (open ones, the last stable offset, the aborted
+  index written at each roll);
 - this module: the state they share, appends, rolls, flushes and closing.
 
 Appends: one batch at a time under the partition's lock (thread lock and `.lock`
@@ -26,13 +28,20 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from log.batch import BatchHeader, encode_batch, parse_header
+from log.batch import (
+    BatchHeader,
+    ProducerSection,
+    encode_batch,
+    encode_control_batch,
+    parse_header,
+)
 from log.config import TopicConfig
 from log.errors import InvalidRecordError, LogClosedError
 from log.fsutil import FileLock, SharedCounter, fsync_dir
 from log.partition_load import CLEANER_CHECKPOINT, LOCK_TIMEOUT_S, PartitionLoading
 from log.partition_read import PartitionReading
 from log.partition_retention import PartitionRetention
+from log.partition_txn import PartitionTxn, TxnView
 from log.records import Header, Record
 from log.segment import Segment
 
@@ -45,7 +54,7 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class Partition(PartitionLoading, PartitionReading, PartitionRetention):
+class Partition(PartitionLoading, PartitionReading, PartitionRetention, PartitionTxn):
     """Owns one partition directory. Use through `FileLog`; safe across threads and
     processes (see the module docstrings of its parts)."""
 
@@ -86,6 +95,7 @@ class Partition(PartitionLoading, PartitionReading, PartitionRetention):
         # otherwise read, CRC-check and decode the whole batch again on every poll.
         # Keyed like the hint; the lists are never mutated (readers may share them).
         self._cut_batch: tuple[int, Segment, int, BatchHeader, list[Record]] | None = None
+        self._txn = TxnView()
         self.closed = False
         # Bytes recovery and catching up cut off (torn or corrupt tails), all told.
         self.truncated_bytes = 0
@@ -160,16 +170,89 @@ class Partition(PartitionLoading, PartitionReading, PartitionRetention):
         with self._locked():
             self._check_open()
             self._catch_up_writer()
-            active = self._segments[-1]
-            if self._should_roll(active, len(data)):
-                active = self._roll()
-            base = active.next_offset
-            data[0:8] = base.to_bytes(8, "little", signed=True)
-            header = header._replace(base_offset=base)
-            active.append(data, header)
-            self._unflushed_messages += header.record_count
-            self._maybe_flush()
+            return self._append_locked(data, header)
+
+    def _append_locked(self, data: bytearray, header: BatchHeader) -> range:
+        active = self._segments[-1]
+        if self._should_roll(active, len(data)):
+            active = self._roll()
+        base = active.next_offset
+        data[0:8] = base.to_bytes(8, "little", signed=True)
+        header = header._replace(base_offset=base)
+        active.append(data, header)
+        self._unflushed_messages += header.record_count
+        self._maybe_flush()
         return range(base, header.next_offset)
+
+    def append_transactional(
+        self,
+        producer: ProducerSection,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None = None,
+        timestamps: Sequence[int] | None = None,
+        headers: Sequence[Sequence[Header]] | None = None,
+        codec: int = 0,
+    ) -> range:
+        """Append one batch of `producer`'s open transaction (the coordinator added
+        this partition to it first). Raises ProducerFencedError when a newer epoch of
+        the producer id wrote here (a marker of the coordinator's, say): a fenced
+        producer's batches never reach the log."""
+        if self.config.compacted and (keys is None or any(k is None for k in keys)):
+            raise InvalidRecordError(
+                self.topic, self.partition, "a compacted topic needs a key on every record"
+            )
+        data = encode_batch(
+            values,
+            keys=keys,
+            timestamps=timestamps,
+            headers=headers,
+            timestamp=self.clock(),
+            codec=codec,
+            producer=producer,
+        )
+        header = parse_header(data)
+        if header.size > self.config.max_message_bytes:
+            raise InvalidRecordError(
+                self.topic,
+                self.partition,
+                f"batch of {header.size} bytes is larger than "
+                f"max.message.bytes={self.config.max_message_bytes}",
+            )
+        with self._locked():
+            self._check_open()
+            self._catch_up_writer()
+            self._txn_mark()
+            self.txn_view()
+            self._txn_check_epoch(producer.producer_id, producer.producer_epoch)
+            return self._append_locked(data, header)
+
+    def write_marker(
+        self, producer: ProducerSection, *, commit: bool, coordinator_epoch: int = 0
+    ) -> int | None:
+        """End `producer`'s transaction here with a COMMIT or ABORT control batch,
+        fsynced; return its offset, or None when there is nothing to end: the
+        producer has no transaction open here and this epoch's marker is already in
+        (the coordinator's steps are redone after a crash; a second marker must
+        change nothing). A marker with a newer epoch is written even with nothing
+        open: it tells the partition of the epoch, so a fenced producer's later
+        batches are refused here too."""
+        with self._locked():
+            self._check_open()
+            self._catch_up_writer()
+            self._txn_mark()
+            view = self.txn_view()
+            assert view is not None
+            pid, epoch = producer.producer_id, producer.producer_epoch
+            if pid not in view.open and view.epochs.get(pid, -1) >= epoch:
+                return None
+            self._txn_check_epoch(pid, epoch)
+            data = encode_control_batch(
+                producer, commit=commit, coordinator_epoch=coordinator_epoch, timestamp=self.clock()
+            )
+            offsets = self._append_locked(data, parse_header(data))
+            self._sync_locked()
+            return offsets.start
 
     def _should_roll(self, active: Segment, incoming: int) -> bool:
         if active.valid_end == 0:
@@ -194,6 +277,7 @@ class Partition(PartitionLoading, PartitionReading, PartitionRetention):
         if old.max_timestamp >= 0:
             old.time_index.append(old.max_timestamp, old.last_batch_base())
         old.sync_all()
+        self._txn_before_roll(old)
         with self._changing_segments():
             new = self._new_segment(old.next_offset, create=True)
             self._segments = (*self._segments, new)

@@ -19,11 +19,15 @@ and a position in the old one means nothing):
 
 A read steps (numbered as in `_read`):
   1. Refresh the view when the offset is outside it; refuse an offset outside the
-     log, return [] at its end.
+     log, return [] at its end (read_committed: at the last stable offset).
   2. Serve the rest of the cut batch when the read starts exactly there.
   3. Scan whole batches from the hint (or the index entry at or before the offset),
      decoding each from the offset on, until `max_records` or `max_bytes`; a batch
-     cut short becomes the cut batch.
+     cut short becomes the cut batch. Control batches are skipped (both isolation
+     levels, as Kafka's consumers do); read_committed also stops at the last stable
+     offset and skips the batches of aborted transactions (`log.partition_txn`).
+     When skipped batches end the read, the list returned is a `Fetched` naming the
+     next offset to read, so a consumer moves past them.
 
 An index entry that does not name the batch found at its position (damage) is
 caught by the first batch the scan reads there: the index is rebuilt and the scan
@@ -37,14 +41,50 @@ import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from itertools import chain
+from typing import TYPE_CHECKING
 
-from log.batch import BatchHeader, decode_records
+from log.batch import ATTR_CONTROL, ATTR_TXN_BITS, BatchHeader, decode_records, parse_producer
 from log.errors import CorruptRecordError, OffsetOutOfRangeError
 from log.fsutil import FileLock
 from log.records import Record
 from log.segment import ScannedBatch, Segment
 
-__all__ = ["PartitionReading"]
+if TYPE_CHECKING:
+    from log.partition_txn import TxnView
+
+__all__ = ["READ_COMMITTED", "READ_UNCOMMITTED", "Fetched", "PartitionReading"]
+
+READ_UNCOMMITTED = "read_uncommitted"
+READ_COMMITTED = "read_committed"
+_NO_STOP = 1 << 62
+
+
+class Fetched(list[Record]):
+    """Records of a read whose last batches were skipped (control batches, aborted
+    transactions): `next_offset` is where the next read starts, past them."""
+
+    next_offset: int
+
+
+def _fetched(out: list[Record], skipped_to: int) -> list[Record]:
+    """`out`, as a Fetched naming `skipped_to` when skipped batches ended the read."""
+    if skipped_to < 0 or (out and skipped_to <= out[-1].offset + 1):
+        return out
+    fetched = Fetched(out)
+    fetched.next_offset = skipped_to
+    return fetched
+
+
+def _aborted(buf: bytes, pos: int, header: BatchHeader, ranges: dict | None) -> bool:
+    """Whether the transactional batch at `pos` is a control batch or belongs to an
+    aborted transaction (`ranges`: producer id → aborted (first, last) ranges)."""
+    if header.attributes & ATTR_CONTROL:
+        return True
+    if ranges is None:
+        return False
+    spans = ranges.get(parse_producer(buf, pos).producer_id)
+    base = header.base_offset
+    return spans is not None and any(first <= base <= last for first, last in spans)
 
 
 class PartitionReading:
@@ -62,9 +102,15 @@ class PartitionReading:
     _refresh_for_read: Callable[[], None]
     _catch_up_writer: Callable[[], None]
     log_start_offset: int
+    txn_view: Callable[[], TxnView | None]
 
     def read(
-        self, offset: int, *, max_records: int | None = None, max_bytes: int = 1 << 20
+        self,
+        offset: int,
+        *,
+        max_records: int | None = None,
+        max_bytes: int = 1 << 20,
+        isolation_level: str = READ_UNCOMMITTED,
     ) -> list[Record]:
         """Records from `offset` on: at least one batch when any is there, then
         whole batches while under `max_bytes`, cut to `max_records`.
@@ -80,28 +126,43 @@ class PartitionReading:
         The cyclic garbage collector is paused for the call: a read allocates
         thousands of tuples that hold only bytes, ints and strings (no cycles can
         form), and letting the collector walk them every 700 allocations cost a large
-        share of the read time (docs/performance.md)."""
+        share of the read time (docs/performance.md).
+
+        read_committed (`isolation_level`) returns only committed records, and
+        nothing at or past the last stable offset (see `log.partition_txn`)."""
+        stop, ranges = _NO_STOP, None
+        if isolation_level != READ_UNCOMMITTED:
+            if isolation_level != READ_COMMITTED:
+                raise ValueError(f"unknown isolation level {isolation_level!r}")
+            self._refresh_for_read()
+            view = self.txn_view()
+            if view is not None:
+                stop = view.last_stable_offset(_NO_STOP)
+                ranges = view.aborted_from(offset)
         if not gc.isenabled():
-            return self._read(offset, max_records, max_bytes)
+            return self._read(offset, max_records, max_bytes, stop, ranges)
         gc.disable()
         try:
-            return self._read(offset, max_records, max_bytes)
+            return self._read(offset, max_records, max_bytes, stop, ranges)
         finally:
             gc.enable()
 
-    def _read(self, offset: int, max_records: int | None, max_bytes: int) -> list[Record]:
+    def _read(
+        self, offset: int, max_records: int | None, max_bytes: int, stop: int, ranges: dict | None
+    ) -> list[Record]:
         # Step 1: a view that holds the offset, which must be in the log.
         segments = self._segments
         if offset >= segments[-1].next_offset or offset < segments[0].base_offset:
             self._refresh_for_read()
             segments = self._segments
         start, end = self.log_start_offset, segments[-1].next_offset
-        if offset == end:
+        if offset == end or (offset >= stop and start <= offset <= end):
             return []
         if offset < start or offset > end:
             raise OffsetOutOfRangeError(self.topic, self.partition, offset, start, end)
         limit = max_records if max_records is not None else 1 << 62
         out: list[Record] = []
+        skipped_to = -1
         taken_bytes = 0
         i = bisect_right([s.base_offset for s in segments], offset) - 1
         # Step 2: the rest of the batch the previous read cut short: no second read.
@@ -131,6 +192,14 @@ class PartitionReading:
             for buf, pos, file_pos, header in batches:
                 if header.next_offset <= offset:
                     continue
+                if header.base_offset >= stop:
+                    limit = 0
+                    break
+                if header.attributes & ATTR_TXN_BITS and _aborted(buf, pos, header, ranges):
+                    offset = header.next_offset
+                    self._read_hint = (offset, seg, file_pos + header.size)
+                    skipped_to = offset
+                    continue
                 if out and taken_bytes + header.size > max_bytes:
                     limit = 0
                     break
@@ -157,7 +226,7 @@ class PartitionReading:
                 position = -1
                 continue
             break
-        return out
+        return _fetched(out, skipped_to)
 
     def _batches_from(self, seg: Segment, offset: int) -> Iterator[ScannedBatch]:
         """`seg`'s batches from its index entry at or before `offset`.

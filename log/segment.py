@@ -42,7 +42,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from log.batch import HEADER_SIZE, LENGTH_FIELD_END, MAGIC, BatchHeader, parse_header, verify_crc
+from log.batch import (
+    ATTR_TRANSACTIONAL,
+    HEADER_SIZE,
+    LENGTH_FIELD_END,
+    MAGIC,
+    MAGIC_TXN,
+    PRODUCER_SIZE,
+    BatchHeader,
+    parse_header,
+    verify_crc,
+)
 from log.errors import CorruptRecordError
 from log.index import OffsetIndex, TimeIndex
 
@@ -172,7 +182,15 @@ class Segment:
 
     def _check_header(self, header: BatchHeader, position: int, expected_next: int | None) -> None:
         if header.magic != MAGIC:
-            raise _Invalid(position, f"unknown format version {header.magic}")
+            # A transactional batch: magic 2 with its producer section (log.batch).
+            if header.magic != MAGIC_TXN:
+                raise _Invalid(position, f"unknown format version {header.magic}")
+            if not header.attributes & ATTR_TRANSACTIONAL or (
+                header.batch_length < _MIN_BATCH_LENGTH + PRODUCER_SIZE
+            ):
+                raise _Invalid(position, "format version 2 without a producer section")
+        elif header.attributes & ATTR_TRANSACTIONAL:
+            raise _Invalid(position, "a transactional batch of format version 1")
         if header.batch_length < _MIN_BATCH_LENGTH or header.record_count < 1:
             raise _Invalid(position, "impossible batch length or record count")
         if header.last_offset_delta < header.record_count - 1:
@@ -232,7 +250,7 @@ class Segment:
         if len(raw) < HEADER_SIZE:
             return None
         header = parse_header(raw)
-        if header.magic != MAGIC or header.base_offset != offset:
+        if header.magic not in (MAGIC, MAGIC_TXN) or header.base_offset != offset:
             return None
         return header
 
@@ -526,7 +544,8 @@ class Segment:
     def delete_files(self) -> None:
         """Rename to `.deleted` first so that an interrupted delete is finished on
         the next open, then unlink."""
-        for path in (self.path, self.index.path, self.time_index.path):
+        txn_index = self.path.with_name(segment_name(self.base_offset, ".txnindex"))
+        for path in (self.path, self.index.path, self.time_index.path, txn_index):
             try:
                 doomed = path.with_name(path.name + ".deleted")
                 os.replace(path, doomed)

@@ -1,0 +1,211 @@
+"""The transactional producer handle: what the worker's exactly-once source support
+uses, in the shape of Kafka's transactional Producer, so that FileLog and KafkaLog
+offer the same calls.
+
+Lifecycle (numbered as Kafka's producer API):
+  1. `init_transactions()`: the coordinator gives the transactional.id a new epoch;
+     every older producer of the id is fenced, and what it left is finished (a
+     decided transaction completed, an open one aborted).
+  2. `begin_transaction()`.
+  3. `append(topic, partition, values, ...)` to any partitions of any topics (the
+     offsets topics included), and `send_offsets_to_transaction(group, offsets)`
+     for consumer-group offsets that must count only if the transaction commits.
+     A partition is added to the transaction at the coordinator before its first
+     batch is written there.
+  4. `commit_transaction()`: the data is fsynced, then the coordinator's two-phase
+     end writes COMMIT markers (log.txn_coordinator); or `abort_transaction()`.
+     Either way the handle is ready for step 2 again.
+
+A ProducerFencedError (a newer producer of the id, or the coordinator aborted a
+transaction that outlived `transaction.timeout.ms`) is final: nothing this handle
+wrote in the open transaction becomes visible; close it. One handle is used by one
+thread at a time, as Kafka's producer's transactional calls are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from log.batch import ProducerSection
+from log.compression import CODEC_IDS
+from log.errors import (
+    InvalidConfigError,
+    InvalidTxnStateError,
+    LogClosedError,
+    ProducerFencedError,
+)
+from log.offsets import OFFSETS_TOPIC, encode_commit
+from log.records import Header, OffsetAndMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from log.filelog import FileLog
+    from log.txn_coordinator import TransactionCoordinator
+
+__all__ = ["DEFAULT_TRANSACTION_TIMEOUT_MS", "TransactionalProducer"]
+
+DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000  # Kafka's transaction.timeout.ms default
+
+_UNINITIALIZED = "Uninitialized"
+_READY = "Ready"
+_IN_TRANSACTION = "InTransaction"
+_FENCED = "Fenced"
+_CLOSED = "Closed"
+
+
+class TransactionalProducer:
+    """A producer of transactions on a FileLog (see the module docstring)."""
+
+    def __init__(
+        self,
+        log: FileLog,
+        coordinator: TransactionCoordinator,
+        transactional_id: str,
+        *,
+        transaction_timeout_ms: int = DEFAULT_TRANSACTION_TIMEOUT_MS,
+    ) -> None:
+        if not transactional_id:
+            raise InvalidConfigError("transactional.id", transactional_id, "must not be empty")
+        if transaction_timeout_ms < 1:
+            raise InvalidConfigError(
+                "transaction.timeout.ms", transaction_timeout_ms, "must be at least 1"
+            )
+        self._log = log
+        self._coordinator = coordinator
+        self.transactional_id = transactional_id
+        self.transaction_timeout_ms = transaction_timeout_ms
+        self._state = _UNINITIALIZED
+        self._producer = ProducerSection(-1, -1, -1)
+        self._partitions: set[tuple[str, int]] = set()
+
+    @property
+    def producer_id(self) -> int:
+        return self._producer.producer_id
+
+    @property
+    def epoch(self) -> int:
+        return self._producer.producer_epoch
+
+    def _expect(self, state: str, action: str) -> None:
+        if self._state == _CLOSED:
+            raise LogClosedError(f"transactional producer {self.transactional_id!r}")
+        if self._state != state:
+            raise InvalidTxnStateError(self.transactional_id, self._state, action)
+
+    def init_transactions(self) -> None:
+        """Step 1: fence older producers of the id and take its new epoch."""
+        if self._state == _CLOSED:
+            raise LogClosedError(f"transactional producer {self.transactional_id!r}")
+        meta = self._coordinator.init_producer(self.transactional_id, self.transaction_timeout_ms)
+        self._producer = meta.producer
+        self._state = _READY
+
+    def begin_transaction(self) -> None:
+        """Step 2."""
+        self._expect(_READY, "begin a transaction")
+        self._partitions = set()
+        self._state = _IN_TRANSACTION
+
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None = None,
+        timestamps: Sequence[int] | None = None,
+        headers: Sequence[Sequence[Header]] | None = None,
+        compression: str | None = None,
+    ) -> range:
+        """Step 3: one batch in the transaction; the offsets it got (visible to
+        read_committed readers once the transaction commits)."""
+        self._expect(_IN_TRANSACTION, "append")
+        part = self._log.partition(topic, partition)
+        codec_name = compression or part.config.compression_type
+        codec = CODEC_IDS.get("none" if codec_name == "producer" else codec_name)
+        if codec is None:
+            raise InvalidConfigError("compression.type", compression, "unknown codec")
+        self._add_partition(topic, partition)
+        try:
+            offsets = part.append_transactional(
+                self._producer,
+                values,
+                keys=keys,
+                timestamps=timestamps,
+                headers=headers,
+                codec=codec,
+            )
+        except Exception as exc:
+            self._fail(exc)
+            raise
+        self._log.notify_appended()
+        return offsets
+
+    def send_offsets_to_transaction(
+        self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
+    ) -> None:
+        """Step 3: commit a consumer group's offsets inside the transaction (Kafka's
+        sendOffsetsToTransaction): they count only if the transaction commits."""
+        self._expect(_IN_TRANSACTION, "send offsets")
+        if not offsets:
+            return
+        self._log.offsets.ensure_topic()
+        keys, values = encode_commit(group, offsets, self._log.clock())
+        self.append(OFFSETS_TOPIC, 0, values, keys=keys)
+
+    def _add_partition(self, topic: str, partition: int) -> None:
+        if (topic, partition) in self._partitions:
+            return
+        pid, epoch = self._producer.producer_id, self._producer.producer_epoch
+        try:
+            self._coordinator.add_partitions(
+                self.transactional_id, pid, epoch, [(topic, partition)]
+            )
+        except Exception as exc:
+            self._fail(exc)
+            raise
+        self._partitions.add((topic, partition))
+
+    def _fail(self, exc: BaseException) -> None:
+        if isinstance(exc, ProducerFencedError):
+            self._state = _FENCED
+
+    def commit_transaction(self) -> None:
+        """Step 4: fsync the transaction's data, then the coordinator's commit."""
+        self._expect(_IN_TRANSACTION, "commit")
+        for topic, partition in sorted(self._partitions):
+            self._log.flush(topic, partition)
+        self._end(commit=True)
+
+    def abort_transaction(self) -> None:
+        """Step 4, the other way: nothing of the transaction becomes visible."""
+        self._expect(_IN_TRANSACTION, "abort")
+        self._end(commit=False)
+
+    def _end(self, *, commit: bool) -> None:
+        pid, epoch = self._producer.producer_id, self._producer.producer_epoch
+        try:
+            self._coordinator.end_transaction(self.transactional_id, pid, epoch, commit=commit)
+        except Exception as exc:
+            self._fail(exc)
+            raise
+        self._partitions = set()
+        self._state = _READY
+
+    def close(self) -> None:
+        """Close the handle, aborting an open transaction (as Kafka's producer does
+        on close) so that read_committed readers need not wait for its timeout. A
+        process that dies instead leaves it to the coordinator: aborted when a new
+        producer of the id starts or `transaction.timeout.ms` passes."""
+        if self._state == _IN_TRANSACTION:
+            # Fenced: a newer producer or the coordinator has aborted it already.
+            with contextlib.suppress(ProducerFencedError):
+                self._end(commit=False)
+        self._state = _CLOSED
+
+    def __enter__(self) -> TransactionalProducer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,266 @@
+"""The embedded log's transaction coordinator: transactional.id → producer id, epoch,
+state and partitions, durable and shared by every process on the log directory.
+
+Kafka's model (so that FileLog and KafkaLog behave alike): `init_producer` gives a
+transactional.id its producer id and a new epoch, which fences every older producer
+of the id; a transaction's partitions are added before its first batch reaches
+them, so the coordinator always knows where markers must go; the end of a
+transaction is two-phase:
+
+  1. The producer's data is fsynced in every partition of the transaction (by the
+     caller, `TransactionalProducer`), then PREPARE_COMMIT (or PREPARE_ABORT) is
+     written durably: from here on the outcome is decided, whatever crashes.
+  2. A COMMIT (ABORT) control batch is written to, and fsynced in, every partition
+     of the transaction (`Partition.write_marker`: a partition already marked is
+     left alone, so the step can be redone).
+  3. COMPLETE_COMMIT (COMPLETE_ABORT) is written: the transaction is over and the
+     id may begin another.
+
+Recovery (`recover`, run when a FileLog opens and by maintenance passes): a
+transaction in PREPARE_* is finished from step 2; an ONGOING one whose
+`transaction.timeout.ms` has passed since it began is aborted, with a new epoch
+first, so that its producer, if it still lives (a zombie), is fenced and its later
+writes are refused. A transaction still within its timeout is left alone: its
+producer may be alive in another process.
+
+State files, in `<log.dir>/.transactions/`, each replaced whole through
+`write_atomic` (write a temp file, fsync, rename, fsync the directory):
+
+    .lock                      flock: one coordinator step at a time, across processes
+    producer-ids               the next producer id to hand out (decimal)
+    <sha256(id)[:32]>.json     {"transactional_id", "producer_id", "epoch", "state",
+                                "partitions": [[topic, n], ...], "timeout_ms",
+                                "start_ms", "update_ms"}
+
+Lock order: the coordinator lock, then partition locks (markers); nothing that
+holds a partition lock takes the coordinator's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from log.batch import ProducerSection
+from log.errors import InvalidTxnStateError, ProducerFencedError, UnknownTopicOrPartitionError
+from log.fsutil import FileLock, read_text, write_atomic
+
+if TYPE_CHECKING:
+    from log.filelog import FileLog
+
+__all__ = [
+    "COMPLETE_ABORT",
+    "COMPLETE_COMMIT",
+    "EMPTY",
+    "ONGOING",
+    "PREPARE_ABORT",
+    "PREPARE_COMMIT",
+    "TXN_DIR",
+    "TransactionCoordinator",
+    "TxnMetadata",
+]
+
+TXN_DIR = ".transactions"
+EMPTY = "Empty"
+ONGOING = "Ongoing"
+PREPARE_COMMIT = "PrepareCommit"
+PREPARE_ABORT = "PrepareAbort"
+COMPLETE_COMMIT = "CompleteCommit"
+COMPLETE_ABORT = "CompleteAbort"
+_MAX_EPOCH = 32766  # int16, as Kafka's: past it the id gets a new producer id
+_LOCK_TIMEOUT_S = 30.0
+
+
+@dataclass
+class TxnMetadata:
+    """One transactional.id's state, as stored in its file."""
+
+    transactional_id: str
+    producer_id: int
+    epoch: int
+    state: str = EMPTY
+    partitions: list[list] = field(default_factory=list)  # [[topic, partition], ...]
+    timeout_ms: int = 60_000
+    start_ms: int = -1
+    update_ms: int = -1
+
+    @property
+    def producer(self) -> ProducerSection:
+        return ProducerSection(self.producer_id, self.epoch, -1)
+
+
+class TransactionCoordinator:
+    """One per FileLog; the state is in files, so every process's coordinator is the
+    same coordinator (see the module docstring)."""
+
+    def __init__(self, log: FileLog) -> None:
+        self._log = log
+        self.directory = log.directory / TXN_DIR
+        self._thread_lock = threading.RLock()
+        self._flock: FileLock | None = None
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._thread_lock:
+            if self._flock is None:
+                self.directory.mkdir(exist_ok=True)
+                self._flock = FileLock(self.directory / ".lock")
+            self._flock.acquire(_LOCK_TIMEOUT_S)
+            try:
+                yield
+            finally:
+                self._flock.release()
+
+    def _path(self, transactional_id: str) -> Path:
+        digest = hashlib.sha256(transactional_id.encode()).hexdigest()[:32]
+        return self.directory / f"{digest}.json"
+
+    def _load(self, transactional_id: str) -> TxnMetadata | None:
+        text = read_text(self._path(transactional_id))
+        return None if text is None else TxnMetadata(**json.loads(text))
+
+    def _save(self, meta: TxnMetadata) -> None:
+        meta.update_ms = self._log.clock()
+        write_atomic(self._path(meta.transactional_id), json.dumps(asdict(meta)).encode())
+
+    def _next_producer_id(self) -> int:
+        text = read_text(self.directory / "producer-ids")
+        pid = int(text) if text else 1000
+        write_atomic(self.directory / "producer-ids", str(pid + 1).encode())
+        return pid
+
+    # ---------------------------------------------------------------- producers
+
+    def init_producer(self, transactional_id: str, timeout_ms: int) -> TxnMetadata:
+        """A new epoch for the id (fencing every older producer of it), after
+        finishing what the previous producer left: a decided transaction is
+        completed, an ongoing one aborted."""
+        with self._locked():
+            meta = self._load(transactional_id)
+            if meta is None:
+                meta = TxnMetadata(transactional_id, self._next_producer_id(), -1)
+            else:
+                self._finish(meta, abort_ongoing=True)
+            self._bump_epoch(meta)
+            meta.state, meta.partitions, meta.start_ms = EMPTY, [], -1
+            meta.timeout_ms = timeout_ms
+            self._save(meta)
+            return meta
+
+    def _bump_epoch(self, meta: TxnMetadata) -> None:
+        if meta.epoch >= _MAX_EPOCH:
+            meta.producer_id, meta.epoch = self._next_producer_id(), 0
+        else:
+            meta.epoch += 1
+
+    def _current(self, transactional_id: str, producer_id: int, epoch: int) -> TxnMetadata:
+        """The id's state, when `producer_id`/`epoch` is still its producer."""
+        meta = self._load(transactional_id)
+        if meta is None:
+            raise InvalidTxnStateError(transactional_id, "Uninitialized", "use the id")
+        if meta.producer_id != producer_id or meta.epoch != epoch:
+            raise ProducerFencedError(producer_id, epoch, meta.epoch)
+        return meta
+
+    def add_partitions(
+        self, transactional_id: str, producer_id: int, epoch: int, partitions: Iterable[tuple]
+    ) -> None:
+        """Record partitions the transaction will write to, before it writes there;
+        the first addition starts the transaction (and its timeout)."""
+        with self._locked():
+            meta = self._current(transactional_id, producer_id, epoch)
+            if meta.state not in (EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT):
+                raise InvalidTxnStateError(transactional_id, meta.state, "add partitions")
+            if meta.state != ONGOING:
+                meta.state, meta.partitions, meta.start_ms = ONGOING, [], self._log.clock()
+            known = {tuple(p) for p in meta.partitions}
+            meta.partitions += [[t, p] for t, p in partitions if (t, p) not in known]
+            self._save(meta)
+
+    def end_transaction(
+        self, transactional_id: str, producer_id: int, epoch: int, *, commit: bool
+    ) -> None:
+        """Steps 1 (the PREPARE record) to 3 of the module docstring; the caller
+        has fsynced its data. A transaction that wrote nothing just ends."""
+        with self._locked():
+            meta = self._current(transactional_id, producer_id, epoch)
+            if meta.state != ONGOING:
+                if meta.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT):
+                    return  # nothing was added: nothing to mark
+                raise InvalidTxnStateError(transactional_id, meta.state, "end the transaction")
+            # Step 1
+            meta.state = PREPARE_COMMIT if commit else PREPARE_ABORT
+            self._save(meta)
+            self._finish(meta, abort_ongoing=False)
+
+    def _finish(self, meta: TxnMetadata, *, abort_ongoing: bool) -> bool:
+        """Steps 2 and 3 for a decided transaction; with `abort_ongoing`, an ongoing
+        one is aborted under a new epoch first (fencing its producer). Whether
+        anything was done. Under the lock."""
+        if meta.state == ONGOING:
+            if not abort_ongoing:
+                return False
+            self._bump_epoch(meta)
+            meta.state = PREPARE_ABORT
+            self._save(meta)
+        if meta.state not in (PREPARE_COMMIT, PREPARE_ABORT):
+            return False
+        commit = meta.state == PREPARE_COMMIT
+        # Step 2
+        for topic, partition in meta.partitions:
+            try:
+                part = self._log.partition(topic, partition)
+            except UnknownTopicOrPartitionError:
+                continue  # deleted since: nothing left to mark
+            part.write_marker(meta.producer, commit=commit)
+        # Step 3
+        meta.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+        meta.partitions = []
+        self._save(meta)
+        return True
+
+    # ----------------------------------------------------------------- recovery
+
+    def _all(self) -> list[TxnMetadata]:
+        try:
+            names = sorted(os.listdir(self.directory))
+        except FileNotFoundError:
+            return []
+        out = []
+        for name in names:
+            if name.endswith(".json"):
+                text = read_text(self.directory / name)
+                if text:
+                    out.append(TxnMetadata(**json.loads(text)))
+        return out
+
+    def recover(self) -> int:
+        """Finish every decided transaction and abort every ongoing one past its
+        timeout (module docstring); how many were finished or aborted."""
+        if not self.directory.is_dir():
+            return 0
+        done = 0
+        with self._locked():
+            now = self._log.clock()
+            for meta in self._all():
+                expired = meta.state == ONGOING and now - meta.start_ms >= meta.timeout_ms
+                if meta.state in (PREPARE_COMMIT, PREPARE_ABORT) or expired:
+                    done += self._finish(meta, abort_ongoing=True)
+        return done
+
+    def describe(self, transactional_id: str) -> TxnMetadata | None:
+        """The id's stored state (for tools and tests)."""
+        return self._load(transactional_id)
+
+    def close(self) -> None:
+        with self._thread_lock:
+            if self._flock is not None:
+                self._flock.close()
+                self._flock = None
