@@ -60,7 +60,9 @@ class LoggerLevels:
         return levels[name]
 
     def set(self, namespace: str, level: str) -> list[str]:
-        """Set `namespace` and every logger below it; return the names affected."""
+        """Set `namespace` and every logger below it; return the names whose level
+        changed. As in Kafka, a logger already at `level` is left alone: it is not
+        listed and keeps its `last_modified` (setting a level twice answers [])."""
         python_level = _TO_PYTHON.get(str(level).upper())
         if python_level is None:
             raise NotFoundError(f"invalid log level '{level}'.")
@@ -68,9 +70,7 @@ class LoggerLevels:
         affected = []
         with self._lock:
             if namespace == "root":
-                logging.getLogger().setLevel(python_level)
-                affected.append("root")
-                self._modified["root"] = now
+                names = ["root"]
             else:
                 names = [
                     n
@@ -79,8 +79,11 @@ class LoggerLevels:
                 ]
                 if namespace not in names:
                     names.append(namespace)
-                for name in sorted(names):
-                    logging.getLogger(name).setLevel(python_level)
-                    self._modified[name] = now
-                    affected.append(name)
+            for name in sorted(names):
+                logger = logging.getLogger() if name == "root" else logging.getLogger(name)
+                if logger.level == python_level:
+                    continue
+                logger.setLevel(python_level)
+                self._modified[name] = now
+                affected.append(name)
         return affected

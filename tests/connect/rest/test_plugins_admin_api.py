@@ -128,6 +128,9 @@ def test_loggers_worker_scope(client: httpx.Client):
         client.put("/admin/loggers/tributary.test.rest?scope=galaxy", json={"level": "warn"}).json()
         == affected
     )
+    # a level already set changes nothing and lists nothing (Kafka's answer)
+    again = client.put("/admin/loggers/tributary.test.rest", json={"level": "WARN"}).json()
+    assert again == []
 
 
 @pytest.mark.usefixtures("restore_logging")
