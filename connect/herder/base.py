@@ -621,7 +621,10 @@ class LogHerder:
             instance = cls()
             keys = instance.config().keys()
             if issubclass(cls, (SourceConnector, SinkConnector)):
-                from connect.worker.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
+                from connect.worker.connector_config import (
+                    SINK_CONNECTOR_CONFIG,
+                    SOURCE_CONNECTOR_CONFIG,
+                )
 
                 base = (
                     SINK_CONNECTOR_CONFIG

@@ -36,11 +36,10 @@ from connect.herder.secrets import (
     password_keys,
 )
 from connect.plugins import PluginKind, Plugins
-from connect.worker.config import (
-    CONNECTOR_PASS_THROUGH,
+from connect.worker.config import CONNECTOR_PASS_THROUGH, unknown_key_warnings
+from connect.worker.connector_config import (
     SINK_CONNECTOR_CONFIG,
     SOURCE_CONNECTOR_CONFIG,
-    unknown_key_warnings,
     validate_connector_name,
 )
 

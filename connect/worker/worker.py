@@ -40,7 +40,7 @@ from connect.errors import (
 from connect.plugins import PluginKind, Plugins
 from connect.registry.local import local_log, set_local_log
 from connect.storage import OffsetStore, State
-from connect.worker.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
+from connect.worker.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from connect.worker.lease import Lease
 from connect.worker.process_task import ProcessTask
 from connect.worker.sink_task import WorkerSinkTask

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from connect.api import ConfigError
-from connect.worker.config import CONNECTOR_PASS_THROUGH, SOURCE_CONNECTOR_CONFIG, unknown_keys
+from connect.worker.config import CONNECTOR_PASS_THROUGH, unknown_keys
+from connect.worker.connector_config import SOURCE_CONNECTOR_CONFIG
 from connectors.postgres.config import CONFIG, parse_config
 from connectors.postgres.source import PostgresCdcSourceConnector, _Filter
 

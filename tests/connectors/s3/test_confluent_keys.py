@@ -10,7 +10,8 @@ import pytest
 
 from connect.api import ConfigError
 from connect.herder.standalone import StandaloneHerder
-from connect.worker.config import CONNECTOR_PASS_THROUGH, SINK_CONNECTOR_CONFIG, unknown_keys
+from connect.worker.config import CONNECTOR_PASS_THROUGH, unknown_keys
+from connect.worker.connector_config import SINK_CONNECTOR_CONFIG
 from connectors.s3.config import SINK_CONFIG, LayoutSettings
 from tests.connectors.s3.conftest import produce, schemaless, sink_config, wait_keys
 from tests.s3 import Bucket

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from connect.api import ConfigError
-from connect.worker.config import CONNECTOR_PASS_THROUGH, SINK_CONNECTOR_CONFIG, unknown_keys
+from connect.worker.config import CONNECTOR_PASS_THROUGH, unknown_keys
+from connect.worker.connector_config import SINK_CONNECTOR_CONFIG
 from connectors.spark.config import CONFIG, parse
 from connectors.spark.sink import SparkParquetSinkTask
 from tests.connectors.spark.helpers import Context, records
