@@ -1,0 +1,394 @@
+"""Transactions on the embedded log: a model test (random transactions, plain appends,
+rolls and reopens checked against a plain model of what read_committed and
+read_uncommitted must return), then the edges one by one: fencing, the timeout,
+recovery of a commit cut between its steps, offsets sent in a transaction, the
+aborted index, and what the format refuses."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from log import FileLog, TopicPartition
+from log.batch import ATTR_CONTROL, MAGIC_TXN, ProducerSection, encode_batch, parse_header
+from log.cleaner import clean_partition
+from log.errors import InvalidTxnStateError, ProducerFencedError
+from log.partition import Partition
+from log.partition_read import Fetched
+from log.partition_txn import decode_txn_index
+from tests.conftest import ManualClock
+
+TOPIC = "t"
+COMMITTED = "read_committed"
+
+
+def _values(log: FileLog, partition: int, *, committed: bool) -> list[bytes | None]:
+    """Every record from the log start, following `Fetched.next_offset` past skips."""
+    level = COMMITTED if committed else "read_uncommitted"
+    out: list[bytes | None] = []
+    offset = log.earliest_offset(TOPIC, partition)
+    while True:
+        records = log.read(TOPIC, partition, offset, isolation_level=level)
+        after = getattr(records, "next_offset", records[-1].offset + 1 if records else offset)
+        if after == offset:
+            return out
+        out += [r.value for r in records]
+        offset = after
+
+
+# ------------------------------------------------------------------- the model
+
+
+class TransactionsModel(RuleBasedStateMachine):
+    """Two transactional ids and plain appends on two partitions, against a model:
+    per partition, the records in offset order with their fate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix="txn-model-"))
+        self.directory = self.root / "log"
+        self.log = FileLog(self.directory, background=False)
+        self.log.create_topic(TOPIC, 2, config={"segment.bytes": 600})
+        self.producers = {}
+        # partition -> list of [value, owner]: owner None (plain or committed),
+        # "aborted", or the transactional id whose transaction is open.
+        self.records: dict[int, list[list]] = {0: [], 1: []}
+        self.open: dict[str, bool] = {}
+        self.counter = 0
+
+    def _producer(self, tid: str):
+        if tid not in self.producers:
+            producer = self.log.transactional_producer(tid)
+            producer.init_transactions()
+            self.producers[tid] = producer
+        return self.producers[tid]
+
+    def _value(self) -> bytes:
+        self.counter += 1
+        return b"v%d" % self.counter
+
+    @rule(tid=st.sampled_from(["a", "b"]), partition=st.sampled_from([0, 1]), n=st.integers(1, 3))
+    def transactional_append(self, tid: str, partition: int, n: int) -> None:
+        producer = self._producer(tid)
+        if not self.open.get(tid):
+            producer.begin_transaction()
+            self.open[tid] = True
+        values = [self._value() for _ in range(n)]
+        producer.append(TOPIC, partition, values)
+        self.records[partition] += [[v, tid] for v in values]
+
+    @rule(tid=st.sampled_from(["a", "b"]), commit=st.booleans())
+    def end(self, tid: str, commit: bool) -> None:
+        if not self.open.get(tid):
+            return
+        producer = self.producers[tid]
+        producer.commit_transaction() if commit else producer.abort_transaction()
+        self.open[tid] = False
+        for records in self.records.values():
+            for rec in records:
+                if rec[1] == tid:
+                    rec[1] = None if commit else "aborted"
+
+    @rule(partition=st.sampled_from([0, 1]))
+    def plain_append(self, partition: int) -> None:
+        value = self._value()
+        self.log.append(TOPIC, partition, [value])
+        self.records[partition].append([value, None])
+
+    @rule()
+    def reopen(self) -> None:
+        """A second FileLog on the directory: it learns the state from the
+        aborted index of rolled segments and the walk of the rest."""
+        other = FileLog(self.directory, background=False)
+        try:
+            self._check(other)
+        finally:
+            other.close()
+
+    def _check(self, log: FileLog) -> None:
+        for partition, records in self.records.items():
+            everything = [v for v, _owner in records]
+            assert _values(log, partition, committed=False) == everything
+            stable = []
+            for value, owner in records:
+                if owner not in (None, "aborted"):
+                    break  # the LSO: the first record of an open transaction
+                if owner is None:
+                    stable.append(value)
+            assert _values(log, partition, committed=True) == stable
+
+    @invariant()
+    def reads_match_the_model(self) -> None:
+        self._check(self.log)
+
+    def teardown(self) -> None:
+        for producer in self.producers.values():
+            producer.close()
+        self.log.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+TransactionsModel.TestCase.settings = settings(
+    max_examples=25,
+    stateful_step_count=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+test_transactions_model = TransactionsModel.TestCase
+
+
+# ------------------------------------------------------------------- the edges
+
+
+def test_control_batches_are_skipped_and_name_the_next_offset(make_log) -> None:
+    log = make_log()
+    log.create_topic(TOPIC)
+    producer = log.transactional_producer("p")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"a", b"b"])
+    assert log.last_stable_offset(TOPIC, 0) == 0
+    assert log.read(TOPIC, 0, 0, isolation_level=COMMITTED) == []
+    producer.commit_transaction()
+    assert log.latest_offset(TOPIC, 0) == 3, "two records and the COMMIT marker"
+    records = log.read(TOPIC, 0, 0, isolation_level=COMMITTED)
+    assert [r.value for r in records] == [b"a", b"b"]
+    assert isinstance(records, Fetched) and records.next_offset == 3, "past the marker"
+    assert not isinstance(log.read(TOPIC, 0, 0, max_records=1), Fetched), "nothing skipped"
+    # A read that starts at the marker returns nothing but moves past it.
+    at_marker = log.read(TOPIC, 0, 2)
+    assert at_marker == [] and isinstance(at_marker, Fetched) and at_marker.next_offset == 3
+    assert log.last_stable_offset(TOPIC, 0) == 3
+
+
+def test_a_new_epoch_fences_the_old_producer(make_log) -> None:
+    log = make_log()
+    log.create_topic(TOPIC, 2)
+    old = log.transactional_producer("id")
+    old.init_transactions()
+    old.begin_transaction()
+    old.append(TOPIC, 0, [b"zombie-1"])
+    new = log.transactional_producer("id")
+    new.init_transactions()  # aborts the old transaction, fences its producer
+    assert new.producer_id == old.producer_id and new.epoch > old.epoch
+    with pytest.raises(ProducerFencedError) as err:
+        old.append(TOPIC, 0, [b"zombie-2"])  # a partition it had written
+    assert (err.value.topic, err.value.partition) == (TOPIC, 0)
+    assert err.value.current_epoch > err.value.epoch
+    with pytest.raises(InvalidTxnStateError):
+        old.commit_transaction()  # fenced: the handle is done
+    old2 = log.transactional_producer("id")
+    old2._producer = old._producer  # the same stale epoch, a fresh handle
+    old2._state = "Ready"
+    old2.begin_transaction()
+    with pytest.raises(ProducerFencedError):
+        old2.append(TOPIC, 1, [b"zombie-3"])  # a partition new to the transaction
+    new.begin_transaction()
+    new.append(TOPIC, 0, [b"new"])
+    new.commit_transaction()
+    assert _values(log, 0, committed=True) == [b"new"]
+    assert _values(log, 1, committed=True) == []
+
+
+def test_a_transaction_past_its_timeout_is_aborted(make_log, clock: ManualClock) -> None:
+    log = make_log(clock=clock)
+    log.create_topic(TOPIC)
+    dead = log.transactional_producer("d", transaction_timeout_ms=5_000)
+    dead.init_transactions()
+    dead.begin_transaction()
+    dead.append(TOPIC, 0, [b"never"])
+    log.append(TOPIC, 0, [b"after"])
+    assert log.run_maintenance()["transactions_aborted"] == 0, "within its timeout"
+    assert log.last_stable_offset(TOPIC, 0) == 0
+    clock.advance(5_000)
+    assert log.run_maintenance()["transactions_aborted"] == 1
+    assert log.last_stable_offset(TOPIC, 0) == log.latest_offset(TOPIC, 0)
+    assert _values(log, 0, committed=True) == [b"after"]
+    with pytest.raises(ProducerFencedError):
+        dead.append(TOPIC, 0, [b"zombie"])
+    assert log.transactions.describe("d").state == "CompleteAbort"
+
+
+def test_a_read_committed_read_aborts_an_expired_transaction(make_log, clock) -> None:
+    """No maintenance thread: the reader held up by the open transaction ends it."""
+    log = make_log(clock=clock)
+    log.create_topic(TOPIC)
+    dead = log.transactional_producer("d", transaction_timeout_ms=1_000)
+    dead.init_transactions()
+    dead.begin_transaction()
+    dead.append(TOPIC, 0, [b"never"])
+    log.append(TOPIC, 0, [b"after"])
+    assert log.read(TOPIC, 0, 0, isolation_level=COMMITTED) == []
+    clock.advance(1_000)
+    log.read(TOPIC, 0, 0, isolation_level=COMMITTED)  # sees the expiry, aborts
+    assert _values(log, 0, committed=True) == [b"after"]
+
+
+def test_a_commit_cut_after_prepare_is_finished_on_open(make_log, tmp_path, monkeypatch) -> None:
+    """The coordinator fails after PREPARE_COMMIT and one marker (a crash between
+    step 2's markers): the next FileLog on the directory writes the rest."""
+    log = make_log()
+    log.create_topic(TOPIC, 2)
+    producer = log.transactional_producer("c")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"x0"])
+    producer.append(TOPIC, 1, [b"x1"])
+    real = Partition.write_marker
+    written: list[int] = []
+
+    def crash_after_one(self: Partition, *args: object, **kwargs: object) -> int | None:
+        if written:
+            raise OSError("simulated crash between markers")
+        written.append(self.partition)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Partition, "write_marker", crash_after_one)
+    with pytest.raises(OSError):
+        producer.commit_transaction()
+    monkeypatch.setattr(Partition, "write_marker", real)
+    assert log.transactions.describe("c").state == "PrepareCommit"
+    committed_first, other = written[0], 1 - written[0]
+    assert _values(log, committed_first, committed=True) == [b"x%d" % committed_first]
+    assert _values(log, other, committed=True) == []
+    reopened = make_log(tmp_path / "log")
+    assert reopened.transactions.describe("c").state == "CompleteCommit"
+    for partition in (0, 1):
+        assert _values(reopened, partition, committed=True) == [b"x%d" % partition]
+    assert log.latest_offset(TOPIC, committed_first) == 2, "one marker, not two"
+
+
+def test_offsets_sent_in_a_transaction_count_once_it_commits(make_log) -> None:
+    log = make_log()
+    log.create_topic(TOPIC)
+    tp = TopicPartition(TOPIC, 0)
+    producer = log.transactional_producer("g")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send_offsets_to_transaction("group", {tp: 7})
+    assert log.committed_offsets("group") == {}
+    producer.abort_transaction()
+    assert log.committed_offsets("group") == {}
+    producer.begin_transaction()
+    producer.send_offsets_to_transaction("group", {tp: 9})
+    producer.commit_transaction()
+    assert log.committed_offsets("group")[tp].offset == 9
+    log.commit_offsets("group", {tp: 11})  # plain commits still work after markers
+    assert log.committed_offsets("group")[tp].offset == 11
+
+
+def test_the_aborted_index_is_written_at_roll(make_log, tmp_path) -> None:
+    log = make_log()
+    log.create_topic(TOPIC)
+    part = log.partition(TOPIC, 0)
+    a = log.transactional_producer("a")
+    b = log.transactional_producer("b")
+    a.init_transactions()
+    b.init_transactions()
+    a.begin_transaction()
+    a.append(TOPIC, 0, [b"a1"])
+    b.begin_transaction()
+    b.append(TOPIC, 0, [b"b1"])
+    a.abort_transaction()
+    part.roll()  # b's transaction is open across the roll
+    index = part.directory / f"{0:020d}.txnindex"
+    open_, epochs, aborted = decode_txn_index(index)
+    assert open_ == {b.producer_id: 1}
+    assert set(epochs) == {a.producer_id, b.producer_id}
+    assert [(x.producer_id, x.first_offset, x.last_offset) for x in aborted] == [
+        (a.producer_id, 0, 2)
+    ]
+    b.append(TOPIC, 0, [b"b2"])
+    b.commit_transaction()
+    fresh = make_log(tmp_path / "log")
+    assert _values(fresh, 0, committed=True) == [b"b1", b"b2"]
+    # A damaged index is ignored: the walk starts further back and agrees.
+    index.write_bytes(index.read_bytes()[:-1] + b"\x00")
+    assert decode_txn_index(index) is None
+    again = make_log(tmp_path / "log")
+    assert _values(again, 0, committed=True) == [b"b1", b"b2"]
+
+
+def test_transactional_batches_survive_recovery(make_log, tmp_path) -> None:
+    """Reopening scans and validates magic-2 batches like any other."""
+    log = make_log()
+    log.create_topic(TOPIC)
+    producer = log.transactional_producer("r")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"r1"], keys=[b"k"], headers=[[("h", b"v")]])
+    producer.commit_transaction()
+    log.close()
+    reopened = make_log(tmp_path / "log")
+    part = reopened.partition(TOPIC, 0)
+    assert part.truncated_bytes == 0
+    record = reopened.read(TOPIC, 0, 0)[0]
+    assert (record.key, record.value, record.headers) == (b"k", b"r1", (("h", b"v"),))
+    raw = part.segments[0].pread(200, 0)
+    header = parse_header(raw)
+    assert header.magic == MAGIC_TXN
+    marker = parse_header(raw, header.size)
+    assert marker.attributes & ATTR_CONTROL
+
+
+def test_a_compacted_transactional_partition_is_not_cleaned(make_log) -> None:
+    log = make_log()
+    log.create_topic(TOPIC, config={"cleanup.policy": "compact"})
+    producer = log.transactional_producer("k")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"1"], keys=[b"k"])
+    producer.commit_transaction()
+    log.append(TOPIC, 0, [b"2"], keys=[b"k"])
+    part = log.partition(TOPIC, 0)
+    part.roll()
+    assert clean_partition(part, force=True).segments_before == 0
+    assert _values(log, 0, committed=True) == [b"1", b"2"]
+
+
+def test_the_producer_refuses_calls_out_of_order(make_log) -> None:
+    log = make_log()
+    log.create_topic(TOPIC)
+    producer = log.transactional_producer("o")
+    with pytest.raises(InvalidTxnStateError):
+        producer.begin_transaction()  # before init_transactions
+    producer.init_transactions()
+    with pytest.raises(InvalidTxnStateError):
+        producer.append(TOPIC, 0, [b"x"])  # before begin_transaction
+    producer.begin_transaction()
+    with pytest.raises(InvalidTxnStateError):
+        producer.begin_transaction()
+    producer.commit_transaction()  # nothing written: nothing to mark
+    assert log.latest_offset(TOPIC, 0) == 0
+
+
+def test_close_aborts_the_open_transaction(make_log) -> None:
+    log = make_log()
+    log.create_topic(TOPIC)
+    with log.transactional_producer("x") as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.append(TOPIC, 0, [b"gone"])
+    assert log.last_stable_offset(TOPIC, 0) == log.latest_offset(TOPIC, 0) == 2
+    assert _values(log, 0, committed=True) == []
+
+
+def test_a_format_1_batch_claiming_a_producer_is_cut_by_recovery(make_log, tmp_path) -> None:
+    """Magic 1 with the transactional bit is damage (the magic byte is outside the
+    CRC): recovery cuts it like a torn tail, and the batch before it stays."""
+    log = make_log()
+    log.create_topic(TOPIC)
+    log.append(TOPIC, 0, [b"kept"])
+    data = encode_batch([b"v"], producer=ProducerSection(1, 0, -1))
+    data[12] = 1
+    log.partition(TOPIC, 0).append_encoded(data)
+    log.close()
+    reopened = make_log(tmp_path / "log")
+    assert reopened.partition(TOPIC, 0).truncated_bytes == len(data)
+    assert [r.value for r in reopened.read(TOPIC, 0, 0)] == [b"kept"]
