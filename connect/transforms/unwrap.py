@@ -61,12 +61,14 @@ every row is a create, update or read and no metadata goes into fields or header
 the rows are the `after` column's children, no copy. Anything else (deletes,
 truncates, `add.fields`, `add.headers`, `route.by.field`, a null to replace with a
 default) goes record by record.
+
+The keys are declared in `connect.transforms.unwrap_config`, with the modes they
+choose and the parsing of `add.fields` / `add.headers` entries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import Enum
 from typing import Any, Literal, NamedTuple
 
 import pyarrow as pa
@@ -74,119 +76,46 @@ import pyarrow.compute as pc
 
 from connect.api import (
     OPTIONAL_STRING_SCHEMA,
-    ConfigDef,
     ConfigError,
-    ConfigType,
     ConnectRecord,
-    Importance,
     Schema,
     Struct,
     Transformation,
     Type,
-    one_of,
 )
 from connect.transforms._util import (
     SchemaCache,
     SchemaCaching,
-    define_replace_null,
     field_values,
     require_map,
     require_struct,
     struct_schema,
 )
+from connect.transforms.unwrap_config import (
+    ADD_FIELDS,
+    ADD_FIELDS_PREFIX,
+    ADD_HEADERS,
+    ADD_HEADERS_PREFIX,
+    CONFIG,
+    DELETE_HANDLING_MODE,
+    DELETE_TOMBSTONE_HANDLING_MODE,
+    DELETED_FIELD,
+    DROP_FIELDS_FROM_KEY,
+    DROP_FIELDS_HEADER_NAME,
+    DROP_FIELDS_KEEP_SCHEMA_COMPATIBLE,
+    DROP_TOMBSTONES,
+    LEGACY_DELETES,
+    NEW_MODES,
+    ROUTE_BY_FIELD,
+    TRUNCATE_HANDLING_MODE,
+    OnDelete,
+    Ref,
+    parse_refs,
+)
 
 __all__ = ["ExtractNewRecordState"]
 
-DROP_TOMBSTONES = "drop.tombstones"
-DELETE_HANDLING_MODE = "delete.handling.mode"
-DELETE_TOMBSTONE_HANDLING_MODE = "delete.tombstone.handling.mode"
-ROUTE_BY_FIELD = "route.by.field"
-ADD_FIELDS = "add.fields"
-ADD_FIELDS_PREFIX = "add.fields.prefix"
-ADD_HEADERS = "add.headers"
-ADD_HEADERS_PREFIX = "add.headers.prefix"
-DROP_FIELDS_HEADER_NAME = "drop.fields.header.name"
-DROP_FIELDS_FROM_KEY = "drop.fields.from.key"
-DROP_FIELDS_KEEP_SCHEMA_COMPATIBLE = "drop.fields.keep.schema.compatible"
-TRUNCATE_HANDLING_MODE = "truncate.handling.mode"
-
-DELETED_FIELD = "__deleted"
 _PURPOSE = "Debezium change event unwrapping"
-_ENVELOPE_FIELDS = frozenset({"op", "ts_ms", "ts_us", "ts_ns"})
-_TRANSACTION_FIELDS = frozenset({"id", "total_order", "data_collection_order"})
-_STRUCTS = ("source", "transaction")
-_LEGACY_MODES = ("drop", "none", "rewrite")
-_MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone")
-_REFS_DOC = (
-    " Fields of the envelope (op, ts_ms), of its transaction block (id, total_order, "
-    "data_collection_order) or else of its source block; write source.<field> or "
-    "transaction.<field> to say which, and <field>:<name> to choose the name."
-)
-
-
-class _OnDelete(Enum):
-    """What a delete event becomes."""
-
-    DROP = "dropped"
-    NULL = "a null value with the row schema"
-    TOMBSTONE = "a tombstone (null value and schema)"
-    REWRITE = "the before row with __deleted=true"
-
-
-# mode → (delete becomes, tombstones kept)
-_NEW_MODES: dict[str, tuple[_OnDelete, bool]] = {
-    "drop": (_OnDelete.DROP, False),
-    "tombstone": (_OnDelete.NULL, False),
-    "rewrite": (_OnDelete.REWRITE, False),
-    "rewrite-with-tombstone": (_OnDelete.REWRITE, True),
-    "delete-to-tombstone": (_OnDelete.TOMBSTONE, False),
-}
-_LEGACY_DELETES = {"drop": _OnDelete.DROP, "none": _OnDelete.NULL, "rewrite": _OnDelete.REWRITE}
-
-
-class _Ref(NamedTuple):
-    """One `add.fields` / `add.headers` entry: where the value is (`struct` None: the
-    envelope itself) and the name it is added under."""
-
-    struct: str | None
-    field: str
-    name: str
-
-
-def _refs(key: str, entries: list[str], prefix: str) -> tuple[_Ref, ...]:
-    """The references an `add.fields` / `add.headers` list makes (see the module
-    docstring); a ConfigError on `key` for an entry that names no field."""
-    refs: list[_Ref] = []
-    for entry in entries:
-        spec, colon, rename = entry.partition(":")
-        parts = spec.strip().split(".")
-        if len(parts) == 1 and parts[0]:
-            field = parts[0]
-            if field in _ENVELOPE_FIELDS:
-                struct = None
-            elif field in _TRANSACTION_FIELDS:
-                struct = "transaction"
-            else:
-                struct = "source"
-            name = prefix + field
-        elif len(parts) == 2 and parts[0] in _STRUCTS and parts[1]:
-            struct, field = parts
-            name = f"{prefix}{struct}_{field}"
-        else:
-            raise ConfigError(
-                key,
-                ",".join(entries),
-                f"{entry!r} is not <field>, source.<field> or transaction.<field>",
-            )
-        if colon:
-            name = rename.strip()
-            if not name:
-                raise ConfigError(key, ",".join(entries), f"{entry!r} gives an empty name")
-        if any(r.name == name for r in refs):
-            raise ConfigError(key, ",".join(entries), f"{name!r} would be added twice")
-        refs.append(_Ref(struct, field, name))
-    return tuple(refs)
-
 
 # A path into an envelope Struct's values: (field index,) or (struct index, field index).
 _Path = tuple[int, ...]
@@ -220,128 +149,18 @@ class _Plan(NamedTuple):
 class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
     """Flatten Debezium change events to the row state (see the module docstring)."""
 
-    _CONFIG = define_replace_null(
-        ConfigDef()
-        .define(
-            DROP_TOMBSTONES,
-            ConfigType.BOOLEAN,
-            True,
-            None,
-            Importance.LOW,
-            "Whether to drop the tombstone that follows each delete event. Ignored when "
-            f"{DELETE_TOMBSTONE_HANDLING_MODE} is set.",
-        )
-        .define(
-            DELETE_HANDLING_MODE,
-            ConfigType.STRING,
-            "drop",
-            one_of(*_LEGACY_MODES),
-            Importance.MEDIUM,
-            "What a delete event becomes: drop (removed), none (a null value), or rewrite "
-            f"(the before row with {DELETED_FIELD}=true, other rows with {DELETED_FIELD}="
-            f"false). Ignored when {DELETE_TOMBSTONE_HANDLING_MODE} is set.",
-        )
-        .define(
-            DELETE_TOMBSTONE_HANDLING_MODE,
-            ConfigType.STRING,
-            None,
-            one_of(*_MODES),
-            Importance.MEDIUM,
-            "Delete events and tombstones together, replacing drop.tombstones and "
-            "delete.handling.mode: drop (both removed), tombstone (each delete becomes a "
-            "null value, tombstones removed), rewrite (deletes rewritten, tombstones "
-            "removed), rewrite-with-tombstone (deletes rewritten, tombstones kept), "
-            "delete-to-tombstone (deletes become tombstones, original tombstones removed).",
-        )
-        .define(
-            TRUNCATE_HANDLING_MODE,
-            ConfigType.STRING,
-            "drop",
-            one_of("drop", "keep"),
-            Importance.LOW,
-            "What a truncate event (op=t) becomes: drop (removed, as Debezium does) or "
-            "keep (passed on unchanged, for a sink that empties its table on it, such as "
-            "JdbcSink with truncate.enabled=true).",
-        )
-        .define(
-            ROUTE_BY_FIELD,
-            ConfigType.STRING,
-            "",
-            None,
-            Importance.LOW,
-            "A column whose value (after the change; before it, for deletes) names the "
-            "topic to send the record to.",
-        )
-        .define(
-            ADD_FIELDS,
-            ConfigType.LIST,
-            "",
-            None,
-            Importance.LOW,
-            "Metadata fields to add to the row, prefixed with add.fields.prefix "
-            "(or <prefix><struct>_ when the struct is written out)." + _REFS_DOC,
-        )
-        .define(
-            ADD_FIELDS_PREFIX,
-            ConfigType.STRING,
-            "__",
-            None,
-            Importance.LOW,
-            "The prefix of the fields add.fields adds.",
-        )
-        .define(
-            ADD_HEADERS,
-            ConfigType.LIST,
-            "",
-            None,
-            Importance.LOW,
-            "Metadata fields to add as headers, prefixed with add.headers.prefix." + _REFS_DOC,
-        )
-        .define(
-            ADD_HEADERS_PREFIX,
-            ConfigType.STRING,
-            "__",
-            None,
-            Importance.LOW,
-            "The prefix of the headers add.headers adds.",
-        )
-        .define(
-            DROP_FIELDS_HEADER_NAME,
-            ConfigType.STRING,
-            None,
-            None,
-            Importance.LOW,
-            "A header listing columns to remove from the value (a list, or a comma "
-            "separated string).",
-        )
-        .define(
-            DROP_FIELDS_FROM_KEY,
-            ConfigType.BOOLEAN,
-            False,
-            None,
-            Importance.LOW,
-            "Whether the columns the drop.fields header lists are removed from the key too.",
-        )
-        .define(
-            DROP_FIELDS_KEEP_SCHEMA_COMPATIBLE,
-            ConfigType.BOOLEAN,
-            True,
-            None,
-            Importance.LOW,
-            "Whether only optional columns are removed, keeping the schema compatible.",
-        )
-    )
+    _CONFIG = CONFIG  # the keys, their modes and references: unwrap_config
 
     _schemas: SchemaCache[_Plan | Literal[False]]
 
     def __init__(self) -> None:
         super().__init__()
-        self._on_delete = _OnDelete.DROP
+        self._on_delete = OnDelete.DROP
         self._keep_tombstones = False
         self._keep_truncates = False
         self._rewrite = False
-        self._fields: tuple[_Ref, ...] = ()
-        self._headers: tuple[_Ref, ...] = ()
+        self._fields: tuple[Ref, ...] = ()
+        self._headers: tuple[Ref, ...] = ()
         self._route: str | None = None
         self._drop_header: str | None = None
         self._drop_from_key = False
@@ -351,14 +170,16 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
     def _configure(self, parsed: dict[str, Any]) -> None:
         mode = parsed[DELETE_TOMBSTONE_HANDLING_MODE]
         if mode is not None:
-            self._on_delete, self._keep_tombstones = _NEW_MODES[mode.strip().lower()]
+            self._on_delete, self._keep_tombstones = NEW_MODES[mode.strip().lower()]
         else:
-            self._on_delete = _LEGACY_DELETES[parsed[DELETE_HANDLING_MODE].strip().lower()]
+            self._on_delete = LEGACY_DELETES[parsed[DELETE_HANDLING_MODE].strip().lower()]
             self._keep_tombstones = not parsed[DROP_TOMBSTONES]
-        self._rewrite = self._on_delete is _OnDelete.REWRITE
+        self._rewrite = self._on_delete is OnDelete.REWRITE
         self._keep_truncates = parsed[TRUNCATE_HANDLING_MODE].strip().lower() == "keep"
-        self._fields = _refs(ADD_FIELDS, parsed[ADD_FIELDS], parsed[ADD_FIELDS_PREFIX] or "")
-        self._headers = _refs(ADD_HEADERS, parsed[ADD_HEADERS], parsed[ADD_HEADERS_PREFIX] or "")
+        self._fields = parse_refs(ADD_FIELDS, parsed[ADD_FIELDS], parsed[ADD_FIELDS_PREFIX] or "")
+        self._headers = parse_refs(
+            ADD_HEADERS, parsed[ADD_HEADERS], parsed[ADD_HEADERS_PREFIX] or ""
+        )
         if self._rewrite and any(r.name == DELETED_FIELD for r in self._fields):
             raise ConfigError(
                 ADD_FIELDS, ",".join(parsed[ADD_FIELDS]), f"{DELETED_FIELD} is the rewrite marker"
@@ -395,14 +216,14 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
             return self._routed(out, after, plan.route_after)
         before = values[plan.before]
         on_delete = self._on_delete
-        if on_delete is _OnDelete.DROP:
+        if on_delete is OnDelete.DROP:
             return None
-        if on_delete is _OnDelete.REWRITE and before is not None:
+        if on_delete is OnDelete.REWRITE and before is not None:
             row = self._row(plan.before_out, before, "true", values, plan)
             out = self._emit(record, plan, values, plan.before_out, row)
-        elif on_delete is _OnDelete.TOMBSTONE:
+        elif on_delete is OnDelete.TOMBSTONE:
             out = self._emit(record, plan, values, None, None)
-        elif on_delete is _OnDelete.REWRITE:  # a delete without a before image
+        elif on_delete is OnDelete.REWRITE:  # a delete without a before image
             out = self._emit(record, plan, values, plan.before_out.optional_(), None)
         else:
             out = self._emit(record, plan, values, plan.null_out, None)
@@ -521,11 +342,11 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
             row: dict[str, Any] | None = dict(require_map(after, _PURPOSE))
             deleted, source_row = "false", row
         else:
-            if self._on_delete is _OnDelete.DROP:
+            if self._on_delete is OnDelete.DROP:
                 return None
             before = value.get("before")
             source_row = dict(require_map(before, _PURPOSE)) if before is not None else None
-            row = source_row if self._on_delete is _OnDelete.REWRITE else None
+            row = source_row if self._on_delete is OnDelete.REWRITE else None
             deleted = "true"
         if row is not None:
             if self._rewrite:
@@ -602,7 +423,7 @@ class ExtractNewRecordState(SchemaCaching, Transformation[ConnectRecord]):
         return narrowed, Struct.trusted(narrowed, [values[i] for i in kept])
 
 
-def _find(envelope: Schema, ref: _Ref) -> list[tuple[_Path, Schema]]:
+def _find(envelope: Schema, ref: Ref) -> list[tuple[_Path, Schema]]:
     """Where `ref` is in `envelope` and its schema (made optional: the envelope may
     hold no value for it), or nothing when the envelope has no such field."""
     if ref.struct is None:
@@ -617,7 +438,7 @@ def _find(envelope: Schema, ref: _Ref) -> list[tuple[_Path, Schema]]:
     return [((holder.index, field.index), field.schema.optional_())]
 
 
-def _lookup(envelope: Mapping[str, Any], ref: _Ref) -> tuple[bool, Any]:
+def _lookup(envelope: Mapping[str, Any], ref: Ref) -> tuple[bool, Any]:
     """(found, value) of `ref` in a schemaless envelope."""
     holder = envelope if ref.struct is None else envelope.get(ref.struct)
     if not isinstance(holder, Mapping) or ref.field not in holder:
