@@ -11,7 +11,7 @@ import pyarrow as pa
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 
 from connect.api.arrow import schema_of
-from connect.api.config import ConfigDef, ConfigType, Importance, at_least, one_of
+from connect.api.config import ConfigDef
 from connect.api.data import Schema
 from connect.api.errors import ConfigError, DataError
 from connect.api.headers import Headers
@@ -23,6 +23,21 @@ from connect.converters.avro.client import (
     SchemaRegistryClient,
     client_for,
 )
+from connect.converters.avro.config import (
+    AUTO_REGISTER_SCHEMAS_CONFIG,
+    BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG,
+    BASIC_AUTH_USER_INFO_ALIAS,
+    BASIC_AUTH_USER_INFO_CONFIG,
+    ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG,
+    KEY_SUBJECT_NAME_STRATEGY_CONFIG,
+    LATEST_CACHE_TTL_CONFIG,
+    LATEST_COMPATIBILITY_STRICT_CONFIG,
+    SCHEMA_REGISTRY_URL_CONFIG,
+    SCHEMAS_CACHE_SIZE_CONFIG,
+    USE_LATEST_VERSION_CONFIG,
+    VALUE_SUBJECT_NAME_STRATEGY_CONFIG,
+    config_def,
+)
 from connect.converters.avro.schema import record_full_name, to_avro
 from connect.converters.avro.schema_read import to_connect
 from connect.converters.avro.strategies import SubjectNameStrategy, strategy_named
@@ -32,48 +47,7 @@ from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
 if TYPE_CHECKING:  # numpy and pyarrow load only with the columnar paths
     from connect.converters.avro.arrow_write import Slot
 
-__all__ = ["AvroConverter", "config_def"]
-
-SCHEMA_REGISTRY_URL_CONFIG = "schema.registry.url"
-SCHEMA_REGISTRY_URL_DOC = (
-    "Comma-separated list of URLs for Schema Registry instances that can be used to register "
-    "or look up schemas; 'mock://<scope>' for an in-memory registry, 'embedded' for the "
-    "registry running in this worker."
-)
-AUTO_REGISTER_SCHEMAS_CONFIG = "auto.register.schemas"
-AUTO_REGISTER_SCHEMAS_DOC = "Specify if the Serializer should attempt to register the Schema."
-USE_LATEST_VERSION_CONFIG = "use.latest.version"
-USE_LATEST_VERSION_DOC = (
-    "Use the latest version of the subject's schema for serialization (needs "
-    "auto.register.schemas=false)."
-)
-LATEST_COMPATIBILITY_STRICT_CONFIG = "latest.compatibility.strict"
-LATEST_COMPATIBILITY_STRICT_DOC = (
-    "With use.latest.version, check that the latest subject version can read data of the "
-    "record's own schema (backward compatible); refuse the record when it cannot."
-)
-LATEST_CACHE_TTL_CONFIG = "latest.cache.ttl.sec"
-LATEST_CACHE_TTL_DOC = "Seconds to keep the latest version of a subject; -1 keeps it for good."
-KEY_SUBJECT_NAME_STRATEGY_CONFIG = "key.subject.name.strategy"
-VALUE_SUBJECT_NAME_STRATEGY_CONFIG = "value.subject.name.strategy"
-SUBJECT_NAME_STRATEGY_DOC = (
-    "How to name the subject a schema is registered under: TopicNameStrategy, "
-    "RecordNameStrategy or TopicRecordNameStrategy (short or Confluent class name)."
-)
-BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG = "basic.auth.credentials.source"
-BASIC_AUTH_CREDENTIALS_SOURCE_DOC = (
-    "Where the registry's basic-auth credentials come from: URL (user:password@ in the URL) "
-    "or USER_INFO (basic.auth.user.info)."
-)
-BASIC_AUTH_USER_INFO_CONFIG = "basic.auth.user.info"
-BASIC_AUTH_USER_INFO_ALIAS = "schema.registry.basic.auth.user.info"
-BASIC_AUTH_USER_INFO_DOC = "user:password for the registry, with credentials source USER_INFO."
-SCHEMAS_CACHE_SIZE_CONFIG = "schemas.cache.size"
-SCHEMAS_CACHE_SIZE_DOC = "The maximum number of schemas that can be cached in this converter."
-ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG = "enhanced.avro.schema.support"
-ENHANCED_AVRO_SCHEMA_SUPPORT_DOC = (
-    "Write Connect strings that came from Avro enums back as enums (and bytes from fixed as fixed)."
-)
+__all__ = ["AvroConverter"]
 
 MAGIC_BYTE = 0
 HEADER_SIZE = 5  # magic byte + 4-byte big-endian schema id
@@ -88,109 +62,6 @@ _CONNECT_LOGICAL = {
     ("int", "time-millis"),
     ("long", "timestamp-millis"),
 }
-
-
-def config_def() -> ConfigDef:
-    """The AvroConverter's keys (Confluent's AvroConverterConfig and serde config)."""
-    return (
-        ConfigDef()
-        .define(
-            SCHEMA_REGISTRY_URL_CONFIG,
-            ConfigType.LIST,
-            None,
-            None,
-            Importance.HIGH,
-            SCHEMA_REGISTRY_URL_DOC,
-        )
-        .define(
-            AUTO_REGISTER_SCHEMAS_CONFIG,
-            ConfigType.BOOLEAN,
-            True,
-            None,
-            Importance.MEDIUM,
-            AUTO_REGISTER_SCHEMAS_DOC,
-        )
-        .define(
-            USE_LATEST_VERSION_CONFIG,
-            ConfigType.BOOLEAN,
-            False,
-            None,
-            Importance.LOW,
-            USE_LATEST_VERSION_DOC,
-        )
-        .define(
-            LATEST_COMPATIBILITY_STRICT_CONFIG,
-            ConfigType.BOOLEAN,
-            True,
-            None,
-            Importance.LOW,
-            LATEST_COMPATIBILITY_STRICT_DOC,
-        )
-        .define(
-            LATEST_CACHE_TTL_CONFIG,
-            ConfigType.LONG,
-            -1,
-            None,
-            Importance.LOW,
-            LATEST_CACHE_TTL_DOC,
-        )
-        .define(
-            KEY_SUBJECT_NAME_STRATEGY_CONFIG,
-            ConfigType.STRING,
-            "TopicNameStrategy",
-            None,
-            Importance.MEDIUM,
-            SUBJECT_NAME_STRATEGY_DOC,
-        )
-        .define(
-            VALUE_SUBJECT_NAME_STRATEGY_CONFIG,
-            ConfigType.STRING,
-            "TopicNameStrategy",
-            None,
-            Importance.MEDIUM,
-            SUBJECT_NAME_STRATEGY_DOC,
-        )
-        .define(
-            BASIC_AUTH_CREDENTIALS_SOURCE_CONFIG,
-            ConfigType.STRING,
-            "URL",
-            one_of("URL", "USER_INFO"),
-            Importance.MEDIUM,
-            BASIC_AUTH_CREDENTIALS_SOURCE_DOC,
-        )
-        .define(
-            BASIC_AUTH_USER_INFO_CONFIG,
-            ConfigType.PASSWORD,
-            "",
-            None,
-            Importance.MEDIUM,
-            BASIC_AUTH_USER_INFO_DOC,
-        )
-        .define(
-            BASIC_AUTH_USER_INFO_ALIAS,
-            ConfigType.PASSWORD,
-            "",
-            None,
-            Importance.LOW,
-            BASIC_AUTH_USER_INFO_DOC,
-        )
-        .define(
-            SCHEMAS_CACHE_SIZE_CONFIG,
-            ConfigType.INT,
-            1000,
-            at_least(1),
-            Importance.LOW,
-            SCHEMAS_CACHE_SIZE_DOC,
-        )
-        .define(
-            ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG,
-            ConfigType.BOOLEAN,
-            False,
-            None,
-            Importance.LOW,
-            ENHANCED_AVRO_SCHEMA_SUPPORT_DOC,
-        )
-    )
 
 
 class _Writer(NamedTuple):

@@ -36,6 +36,7 @@ schema object.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from connect.api.data import Schema, Struct, Type
@@ -134,95 +135,135 @@ def to_avro(schema: Schema, *, enhanced: bool = False) -> Any:
 
 
 def _from_connect(schema: Schema, ctx: _FromConnect, *, ignore_optional: bool) -> Any:
-    t = schema.type
+    """The Avro schema of `schema`: its type (a union, a record or anything else), then
+    Connect's metadata as properties, then the union with null that makes it optional."""
     params = schema.parameters or {}
-    connect_type: str | None = None
-    base: Any
-    if t is Type.STRUCT and schema.name == AVRO_TYPE_UNION:
-        branches: list[Any] = ["null"] if schema.optional else []
-        for f in schema.fields:
-            branches.append(_from_connect(f.schema, ctx, ignore_optional=True))
-        return branches
+    if schema.type is Type.STRUCT:
+        if schema.name == AVRO_TYPE_UNION:
+            return _union(schema, ctx)
+        base = _record(schema, params, ctx)
+        if isinstance(base, tuple):
+            # A reference: the metadata was written where the name was defined.
+            return _optional(base[0], schema, ignore_optional)
+    else:
+        base = _not_a_record(schema, params, ctx)
+    _add_metadata(base, schema, params)
+    avro: Any = base["type"] if len(base) == 1 else base
+    return _optional(avro, schema, ignore_optional)
+
+
+def _union(schema: Schema, ctx: _FromConnect) -> list[Any]:
+    """An Avro union read back as Connect's Union struct: a branch per field."""
+    branches: list[Any] = ["null"] if schema.optional else []
+    for f in schema.fields:
+        branches.append(_from_connect(f.schema, ctx, ignore_optional=True))
+    return branches
+
+
+def _not_a_record(schema: Schema, params: Mapping[str, str], ctx: _FromConnect) -> dict[str, Any]:
+    """The Avro type of every schema but a struct, before its metadata."""
+    t = schema.type
     if t in (Type.INT8, Type.INT16):
-        connect_type = t.value
-        base = {"type": "int"}
-    elif t is Type.STRING and ctx.enhanced and AVRO_TYPE_ENUM in params:
-        enum_name = params[AVRO_TYPE_ENUM]
-        namespace, short = _split_name(enum_name)
-        prefix = AVRO_TYPE_ENUM + "."
-        symbols = [v for k, v in params.items() if k.startswith(prefix)]
-        base = {"type": "enum", "name": short}
-        if namespace:
-            base["namespace"] = namespace
-        if AVRO_ENUM_DOC_PREFIX_PROP + short in params:
-            base["doc"] = params[AVRO_ENUM_DOC_PREFIX_PROP + short]
-        base["symbols"] = symbols
-        if AVRO_ENUM_DEFAULT_PREFIX_PROP + short in params:
-            base["default"] = params[AVRO_ENUM_DEFAULT_PREFIX_PROP + short]
-    elif t is Type.BYTES and ctx.enhanced and CONNECT_FIXED_SIZE_PROP in params and schema.name:
+        return {"type": "int"}  # Avro has no smaller int: connect.type says which
+    if t is Type.STRING and ctx.enhanced and AVRO_TYPE_ENUM in params:
+        return _enum(params)
+    if t is Type.BYTES and ctx.enhanced and CONNECT_FIXED_SIZE_PROP in params and schema.name:
         namespace, short = _split_name(schema.name)
-        base = {"type": "fixed", "name": short}
+        base: dict[str, Any] = {"type": "fixed", "name": short}
         if namespace:
             base["namespace"] = namespace
         base["size"] = int(params[CONNECT_FIXED_SIZE_PROP])
-    elif t.is_primitive:
+        return base
+    if t.is_primitive:
         base = {"type": _PRIMITIVE_TO_AVRO[t]}
         if t is Type.BYTES and schema.name == Decimal.LOGICAL_NAME:
             base["scale"] = Decimal.scale(schema)
             base["precision"] = int(
                 params.get(CONNECT_DECIMAL_PRECISION_PROP, DECIMAL_PRECISION_DEFAULT)
             )
-    elif t is Type.ARRAY:
+        return base
+    if t is Type.ARRAY:
         assert schema.value_schema is not None
         items = _from_connect(schema.value_schema, ctx, ignore_optional=False)
-        base = {"type": "array", "items": items}
-    elif t is Type.MAP:
-        assert schema.key_schema is not None and schema.value_schema is not None
-        keys = schema.key_schema
-        if keys.type is Type.STRING and not keys.optional:
-            values = _from_connect(schema.value_schema, ctx, ignore_optional=False)
-            base = {"type": "map", "values": values}
-        else:
-            if schema.name is None:
-                namespace, short, internal = NAMESPACE, MAP_ENTRY_TYPE_NAME, False
-            else:
-                (namespace, short), internal = _split_name(schema.name), True
-            claimed = ctx.claim(
-                namespace, short, ("map", keys, schema.value_schema), generated=not internal
-            )
-            if isinstance(claimed, tuple):
-                entry: Any = claimed[0]
-            else:
-                entry = {"type": "record", "name": claimed}
-                if namespace:
-                    entry["namespace"] = namespace
-                entry["fields"] = [
-                    _field(KEY_FIELD, keys, None, ctx),
-                    _field(VALUE_FIELD, schema.value_schema, None, ctx),
-                ]
-                if internal:
-                    entry[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
-            base = {"type": "array", "items": entry}
-    else:  # struct
-        required = schema.with_(optional=False, default=None) if schema.optional else schema
-        if schema.name is None:
-            namespace, short, generated = NAMESPACE, DEFAULT_SCHEMA_NAME, True
-        else:
-            (namespace, short), generated = _split_name(schema.name), False
-        claimed = ctx.claim(namespace, short, required, generated=generated)
-        if isinstance(claimed, tuple):
-            # A reference: the metadata was written where the name was defined.
-            return _optional(claimed[0], schema, ignore_optional)
-        base = {"type": "record", "name": claimed}
+        return {"type": "array", "items": items}
+    return _map(schema, ctx)
+
+
+def _enum(params: Mapping[str, str]) -> dict[str, Any]:
+    """A string that came from an Avro enum (enhanced.avro.schema.support): the enum
+    again, its symbols, doc and default from the parameters reading it left."""
+    namespace, short = _split_name(params[AVRO_TYPE_ENUM])
+    prefix = AVRO_TYPE_ENUM + "."
+    symbols = [v for k, v in params.items() if k.startswith(prefix)]
+    base: dict[str, Any] = {"type": "enum", "name": short}
+    if namespace:
+        base["namespace"] = namespace
+    if AVRO_ENUM_DOC_PREFIX_PROP + short in params:
+        base["doc"] = params[AVRO_ENUM_DOC_PREFIX_PROP + short]
+    base["symbols"] = symbols
+    if AVRO_ENUM_DEFAULT_PREFIX_PROP + short in params:
+        base["default"] = params[AVRO_ENUM_DEFAULT_PREFIX_PROP + short]
+    return base
+
+
+def _map(schema: Schema, ctx: _FromConnect) -> dict[str, Any]:
+    """An Avro map when the keys are required strings; else, as Confluent writes it, an
+    array of MapEntry records (key, value)."""
+    assert schema.key_schema is not None and schema.value_schema is not None
+    keys = schema.key_schema
+    if keys.type is Type.STRING and not keys.optional:
+        values = _from_connect(schema.value_schema, ctx, ignore_optional=False)
+        return {"type": "map", "values": values}
+    if schema.name is None:
+        namespace, short, internal = NAMESPACE, MAP_ENTRY_TYPE_NAME, False
+    else:
+        (namespace, short), internal = _split_name(schema.name), True
+    claimed = ctx.claim(
+        namespace, short, ("map", keys, schema.value_schema), generated=not internal
+    )
+    if isinstance(claimed, tuple):
+        entry: Any = claimed[0]
+    else:
+        entry = {"type": "record", "name": claimed}
         if namespace:
-            base["namespace"] = namespace
-        if AVRO_RECORD_DOC_PROP in params:
-            base["doc"] = params[AVRO_RECORD_DOC_PROP]
-        base["fields"] = [
-            _field(f.name, f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name), ctx)
-            for f in schema.fields
+            entry["namespace"] = namespace
+        entry["fields"] = [
+            _field(KEY_FIELD, keys, None, ctx),
+            _field(VALUE_FIELD, schema.value_schema, None, ctx),
         ]
-    # Connect metadata as properties.
+        if internal:
+            entry[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
+    return {"type": "array", "items": entry}
+
+
+def _record(
+    schema: Schema, params: Mapping[str, str], ctx: _FromConnect
+) -> dict[str, Any] | tuple[str]:
+    """A struct's record, or a 1-tuple of its full name when a record of that name was
+    already defined in this conversion (Avro allows a name to be defined once)."""
+    required = schema.with_(optional=False, default=None) if schema.optional else schema
+    if schema.name is None:
+        namespace, short, generated = NAMESPACE, DEFAULT_SCHEMA_NAME, True
+    else:
+        (namespace, short), generated = _split_name(schema.name), False
+    claimed = ctx.claim(namespace, short, required, generated=generated)
+    if isinstance(claimed, tuple):
+        return claimed
+    base: dict[str, Any] = {"type": "record", "name": claimed}
+    if namespace:
+        base["namespace"] = namespace
+    if AVRO_RECORD_DOC_PROP in params:
+        base["doc"] = params[AVRO_RECORD_DOC_PROP]
+    base["fields"] = [
+        _field(f.name, f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name), ctx)
+        for f in schema.fields
+    ]
+    return base
+
+
+def _add_metadata(base: dict[str, Any], schema: Schema, params: Mapping[str, str]) -> None:
+    """Connect's metadata as properties of the Avro type, in Confluent's order (the
+    schema's text, and so its registry id, depends on it)."""
     if schema.doc is not None:
         base[CONNECT_DOC_PROP] = schema.doc
     if schema.version is not None:
@@ -233,8 +274,8 @@ def _from_connect(schema: Schema, ctx: _FromConnect, *, ignore_optional: bool) -
         base[CONNECT_DEFAULT_VALUE_PROP] = default_to_avro(schema, schema.default)
     if schema.name is not None:
         base[CONNECT_NAME_PROP] = schema.name
-    if connect_type is not None:
-        base[CONNECT_TYPE_PROP] = connect_type
+    if schema.type in (Type.INT8, Type.INT16):
+        base[CONNECT_TYPE_PROP] = schema.type.value
     if schema.name == Decimal.LOGICAL_NAME:
         base["logicalType"] = "decimal"
     elif schema.name in _LOGICAL_TO_AVRO:
@@ -242,8 +283,6 @@ def _from_connect(schema: Schema, ctx: _FromConnect, *, ignore_optional: bool) -
     for key, value in params.items():
         if key.startswith("avro"):
             base[key] = value
-    avro: Any = base["type"] if len(base) == 1 else base
-    return _optional(avro, schema, ignore_optional)
 
 
 def _optional(avro: Any, schema: Schema, ignore_optional: bool) -> Any:
