@@ -54,13 +54,19 @@ class ConnectorInfo:
 
 @dataclass(frozen=True, slots=True)
 class TaskState:
+    """`version` is the plugin's version, as Kafka 4 shows it in every state (KIP-891);
+    left out when unknown (the class does not load), as Kafka leaves it out."""
+
     id: int
     state: str
     worker_id: str
     trace: str | None = None
+    version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "state": self.state, "worker_id": self.worker_id}
+        if self.version:
+            out["version"] = self.version
         if self.trace:
             out["trace"] = self.trace
         return out
@@ -74,9 +80,12 @@ class ConnectorStateInfo:
     type: str
     trace: str | None = None
     tasks: list[TaskState] = field(default_factory=list)
+    version: str | None = None  # as TaskState's
 
     def to_json(self) -> dict[str, Any]:
         connector: dict[str, Any] = {"state": self.state, "worker_id": self.worker_id}
+        if self.version:
+            connector["version"] = self.version
         if self.trace:
             connector["trace"] = self.trace
         return {

@@ -213,11 +213,22 @@ class LogHerder:
         """A running connector asks for its task configs to be generated again."""
         raise NotImplementedError
 
-    def _require_restartable(self, name: str) -> None:
-        """A restart needs the connector, and not STOPPED (Kafka's rule)."""
+    def _nothing_to_restart(self, name: str) -> bool:
+        """Whether a restart of `name` (which must exist) has nothing to restart: the
+        connector is STOPPED. Kafka accepts that restart (204, or 202 with the status)
+        and the connector stays STOPPED; so do the herders here, restarting nothing and
+        answering the status as it is (a script that restarts every connector must not
+        fail on a stopped one)."""
         self._require(name)
-        if self.configs.snapshot().targets.get(name) is TargetState.STOPPED:
-            raise BadRequestError(f"Connector {name} is stopped; resume it first")
+        return self.configs.snapshot().targets.get(name) is TargetState.STOPPED
+
+    def _plugin_version(self, config: Mapping[str, str]) -> str | None:
+        """The connector plugin's version, shown in its and its tasks' states as Kafka 4
+        shows it; None when the class does not load (its state then says why)."""
+        try:
+            return str(getattr(self.worker.connector_class(config), "VERSION", "0.1.0"))
+        except (ConfigError, NotFoundError):
+            return None
 
     def _restart_plan(
         self, name: str, include_tasks: bool, only_failed: bool
@@ -243,9 +254,11 @@ class LogHerder:
                     State.RESTARTING.value if t.id in tasks else t.state,
                     t.worker_id,
                     t.trace,
+                    t.version,
                 )
                 for t in current.tasks
             ],
+            current.version,
         )
         return planned, restart_connector, tasks
 
@@ -396,22 +409,23 @@ class LogHerder:
         status = self.status.connector(name)
         task_count = len(self.configs.snapshot().tasks.get(name, []))
         held = {s.task or 0: s for s in self.status.tasks(name)}
+        version = self._plugin_version(config)
         tasks = []
         for index in range(task_count):
             s = held.get(index)
             if s is None:
                 worker = self._assigned_worker(name, index)
-                tasks.append(TaskState(index, State.UNASSIGNED.value, worker))
+                tasks.append(TaskState(index, State.UNASSIGNED.value, worker, None, version))
             else:
                 trace = self._masked_trace(config, s.trace)
-                tasks.append(TaskState(index, s.state.value, s.worker_id, trace))
+                tasks.append(TaskState(index, s.state.value, s.worker_id, trace, version))
         if status is None:
             state, worker, trace = State.UNASSIGNED.value, self._assigned_worker(name, None), None
         else:
             state, worker = status.state.value, status.worker_id
             trace = self._masked_trace(config, status.trace)
         return ConnectorStateInfo(
-            name, state, worker, self.worker.connector_type(config), trace, tasks
+            name, state, worker, self.worker.connector_type(config), trace, tasks, version
         )
 
     def task_configs(self, name: str) -> list[TaskInfo]:
@@ -422,15 +436,19 @@ class LogHerder:
 
     def task_status(self, name: str, task: int) -> TaskState:
         config = self._require(name)
+        if not 0 <= task < len(self.configs.snapshot().tasks.get(name, [])):
+            # Not a task of the connector now (it was stopped, or has fewer tasks since):
+            # its last status is history, which connector_status does not show either.
+            raise NotFoundError(f"No status found for task {name}-{task}")
         self.status.refresh()
+        version = self._plugin_version(config)
         for s in self.status.tasks(name):
             if s.task == task:
                 trace = self._masked_trace(config, s.trace)
-                return TaskState(task, s.state.value, s.worker_id, trace)
-        if 0 <= task < len(self.configs.snapshot().tasks.get(name, [])):
-            # Configured, not started yet (see connector_status).
-            return TaskState(task, State.UNASSIGNED.value, self._assigned_worker(name, task))
-        raise NotFoundError(f"No status found for task {name}-{task}")
+                return TaskState(task, s.state.value, s.worker_id, trace, version)
+        # Configured, not started yet (see connector_status).
+        worker = self._assigned_worker(name, task)
+        return TaskState(task, State.UNASSIGNED.value, worker, None, version)
 
     # ---------------------------------------------------------- topics, offsets
 
@@ -568,7 +586,8 @@ class LogHerder:
                 group = f"connect-{name}"
                 committed = self.log.committed_offsets(group)
                 cls().alter_offsets(config, dict.fromkeys(committed))
-                self.log.delete_group(group)
+                if committed:  # else no group to delete: Kafka's broker answers
+                    self.log.delete_group(group)  # GROUP_ID_NOT_FOUND, Connect 200
             else:
                 current = self.offsets.get_all(name)
                 cls().alter_offsets(config, {partition_key(name, p): None for p, _ in current})

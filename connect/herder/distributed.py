@@ -375,8 +375,9 @@ class DistributedHerder(LogHerder):
         self, name: str, *, include_tasks: bool = False, only_failed: bool = False
     ) -> ConnectorStateInfo | None:
         with self._lock:
-            self._require_restartable(name)
             plain = not include_tasks and not only_failed
+            if self._nothing_to_restart(name):
+                return None if plain else self.connector_status(name)
             planned = None
             if not plain:
                 planned = self._planned_restart(name, include_tasks, only_failed)

@@ -102,8 +102,9 @@ class StandaloneHerder(LogHerder):
         self, name: str, *, include_tasks: bool = False, only_failed: bool = False
     ) -> ConnectorStateInfo | None:
         with self._lock:
-            self._require_restartable(name)
             plain = not include_tasks and not only_failed
+            if self._nothing_to_restart(name):
+                return None if plain else self.connector_status(name)
             planned, restart_connector, restart_tasks = self._restart_plan(
                 name, include_tasks, only_failed
             )

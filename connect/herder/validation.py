@@ -70,7 +70,7 @@ def config_key_info(key: ConfigKey) -> dict[str, Any]:
         "importance": key.importance.value,
         "documentation": key.documentation,
         "group": key.group,
-        "order": key.order_in_group,
+        "order_in_group": key.order_in_group,
         "width": "NONE",
         "display_name": key.display_name or key.name,
         "dependents": list(key.dependents),

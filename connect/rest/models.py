@@ -54,6 +54,7 @@ class ConnectorInfo(BaseModel):
 class ConnectorState(BaseModel):
     state: State
     worker_id: str
+    version: str | None = Field(None, description="The plugin's version; absent when unknown.")
     trace: str | None = Field(None, description="Present only when non-empty.")
 
 
@@ -111,7 +112,7 @@ class ConfigKeyInfo(BaseModel):
     importance: str
     documentation: str
     group: str | None
-    order: int
+    order_in_group: int
     width: str
     display_name: str
     dependents: list[str]

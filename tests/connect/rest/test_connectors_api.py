@@ -235,10 +235,10 @@ def test_status_and_tasks(client: httpx.Client, tmp_path: Path):
     config = source_config(tmp_path / "in.txt")
     _create(client, "src", config)
     wait_until(lambda: _state(client, "src") == ("RUNNING", ["RUNNING"]))
-    assert client.get("/connectors/src/status").json() == {
+    assert client.get("/connectors/src/status").json() == {  # the plugin's version: Kafka 4's
         "name": "src",
-        "connector": {"state": "RUNNING", "worker_id": "w1"},
-        "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w1"}],
+        "connector": {"state": "RUNNING", "worker_id": "w1", "version": "0.1.0"},
+        "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w1", "version": "0.1.0"}],
         "type": "source",
     }
     tasks = client.get("/connectors/src/tasks").json()
@@ -246,7 +246,7 @@ def test_status_and_tasks(client: httpx.Client, tmp_path: Path):
     assert tasks[0]["config"]["file"] == config["file"]
     assert client.get("/connectors/src/tasks-config").json() == {"src-0": tasks[0]["config"]}
     task = client.get("/connectors/src/tasks/0/status")
-    assert task.json() == {"id": 0, "state": "RUNNING", "worker_id": "w1"}
+    assert task.json() == {"id": 0, "state": "RUNNING", "worker_id": "w1", "version": "0.1.0"}
     assert_error(client.get("/connectors/src/tasks/7/status"), 404, "src-7")
     assert_error(client.get("/connectors/src/tasks/zero/status"), 404, "HTTP 404 Not Found")
 
@@ -324,7 +324,14 @@ def test_pause_resume_stop_and_delete(client: httpx.Client, tmp_path: Path):
     wait_until(lambda: _state(client, "src") == ("STOPPED", []))
     assert client.get("/connectors/src/tasks").json() == []
     assert client.get("/connectors/src").json()["tasks"] == []
-    assert_error(client.post("/connectors/src/restart"), 400, "stopped")
+    # A stopped connector: a restart is accepted and restarts nothing (Kafka's answers);
+    # its former task has no status any more
+    assert client.post("/connectors/src/restart").status_code == 204
+    planned = client.post("/connectors/src/restart?includeTasks=true")
+    assert planned.status_code == 202 and planned.json()["connector"]["state"] == "STOPPED"
+    assert planned.json()["tasks"] == []
+    assert_error(client.get("/connectors/src/tasks/0/status"), 404, "src-0")
+    assert _state(client, "src") == ("STOPPED", [])
     assert client.put("/connectors/src/resume").status_code == 202
     wait_until(lambda: _state(client, "src") == ("RUNNING", ["RUNNING"]))
     response = client.delete("/connectors/src")
