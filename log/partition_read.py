@@ -66,6 +66,18 @@ class Fetched(list[Record]):
     next_offset: int
 
 
+def _cut_usable(cut: tuple, offset: int, seg: Segment, stop: int, ranges: dict | None) -> bool:
+    """Whether the cut batch serves a read from `offset` in `seg`: a batch cut by a
+    read of the other isolation level may lie past the LSO, or be aborted."""
+    header = cut[3]
+    return (
+        cut[0] == offset
+        and cut[1] is seg
+        and header.next_offset <= stop
+        and not (ranges is not None and header.attributes & ATTR_TXN_BITS)
+    )
+
+
 def _fetched(out: list[Record], skipped_to: int) -> list[Record]:
     """`out`, as a Fetched naming `skipped_to` when skipped batches ended the read."""
     if skipped_to < 0 or (out and skipped_to <= out[-1].offset + 1):
@@ -134,10 +146,14 @@ class PartitionReading:
         if isolation_level != READ_UNCOMMITTED:
             if isolation_level != READ_COMMITTED:
                 raise ValueError(f"unknown isolation level {isolation_level!r}")
+            # The end is taken before the marker file is looked at, and the view
+            # stops where its walk did: a batch appended meanwhile (maybe the
+            # partition's first transactional one) lies past `stop`.
             self._refresh_for_read()
+            stop = self._segments[-1].next_offset
             view = self.txn_view()
             if view is not None:
-                stop = view.last_stable_offset(_NO_STOP)
+                stop = view.last_stable_offset(view.end_offset)
                 ranges = view.aborted_from(offset)
         if not gc.isenabled():
             return self._read(offset, max_records, max_bytes, stop, ranges)
@@ -167,7 +183,7 @@ class PartitionReading:
         i = bisect_right([s.base_offset for s in segments], offset) - 1
         # Step 2: the rest of the batch the previous read cut short: no second read.
         cut = self._cut_batch
-        if cut is not None and cut[0] == offset and cut[1] is segments[i]:
+        if cut is not None and _cut_usable(cut, offset, segments[i], stop, ranges):
             _, seg, file_pos, header, rest = cut
             if len(rest) > limit:
                 self._cut_batch = (rest[limit].offset, seg, file_pos, header, rest[limit:])

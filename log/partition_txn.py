@@ -87,6 +87,7 @@ class TxnView:
         self.aborted: list[AbortedTxn] = []
         self.segment: Segment | None = None  # where the walk stands
         self.position = 0
+        self.end_offset = 0  # the offset after the last batch walked
 
     def last_stable_offset(self, log_end: int) -> int:
         return min(self.open.values(), default=log_end)
@@ -198,7 +199,7 @@ class PartitionTxn:
         self._refresh_for_read()
         end = self._segments[-1].next_offset
         view = self.txn_view()
-        return end if view is None else view.last_stable_offset(end)
+        return end if view is None else view.last_stable_offset(view.end_offset)
 
     def _txn_bootstrap(self) -> None:
         """Start a view from the last closed segment's `.txnindex` (module docstring)."""
@@ -217,6 +218,7 @@ class PartitionTxn:
             if loaded is not None:
                 view.aborted.extend(loaded[2])
         view.segment, view.position = segments[start], 0
+        view.end_offset = segments[start].base_offset
         self._txn = view
 
     def _txn_walk(self) -> None:
@@ -237,6 +239,7 @@ class PartitionTxn:
                         raw = seg.pread(header.size, position)
                     view.take(raw, 0, header.base_offset, header.attributes)
                 position += header.size
+                view.end_offset = header.next_offset
             view.segment, view.position = seg, position
 
     def _txn_index_path(self, seg: Segment) -> Path:

@@ -392,3 +392,22 @@ def test_a_format_1_batch_claiming_a_producer_is_cut_by_recovery(make_log, tmp_p
     reopened = make_log(tmp_path / "log")
     assert reopened.partition(TOPIC, 0).truncated_bytes == len(data)
     assert [r.value for r in reopened.read(TOPIC, 0, 0)] == [b"kept"]
+
+
+def test_a_batch_cut_by_a_read_uncommitted_read_is_not_served_to_read_committed(
+    make_log,
+) -> None:
+    log = make_log()
+    log.create_topic(TOPIC)
+    producer = log.transactional_producer("cut")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"x1", b"x2", b"x3"])
+    # Open: a read_uncommitted read cuts the batch; read_committed stops at the LSO.
+    assert [r.value for r in log.read(TOPIC, 0, 0, max_records=1)] == [b"x1"]
+    assert log.read(TOPIC, 0, 1, isolation_level=COMMITTED) == []
+    producer.abort_transaction()
+    log.append(TOPIC, 0, [b"after"])
+    assert [r.value for r in log.read(TOPIC, 0, 0, max_records=1)] == [b"x1"]
+    records = log.read(TOPIC, 0, 1, isolation_level=COMMITTED)
+    assert [r.value for r in records] == [b"after"], "the aborted rest is skipped"
