@@ -31,23 +31,10 @@ remembers a poll's offsets only once every record of it is in the log (or droppe
 the error policy), so a poll, a send or an append that raised left nothing remembered
 past its records, and what was remembered is what a restart must not write again.
 
-Acknowledgements: the plugin API promises `commit_record` once a record is durable,
-and an append is not durable until its partition's fsync. So the acknowledgements
-wait in a queue (one entry per appended batch, not per record) and are delivered
-right after an fsync that covers them: step 2 of the offset commit, or sooner,
-without writing offsets (steps 1 and 2 alone, `_acknowledge`), once the oldest has
-waited `_ACK_MAX_DELAY_S` or `_ACK_MAX_RECORDS` records wait. Why the early rounds: a
-source that learns from `commit_record` what it may release (a CDC source's WAL
-position, a verifiable source's report) should not wait a minute-long
-`offset.flush.interval.ms` for it, and the queue holds the records themselves, so it
-must stay small. Why no round when a poll comes back empty: a source that trickles
-(a record, an empty poll, a record) would then fsync per record; a bound in time
-keeps it to one fsync a second at most, no cost beside the appends it covers. A task
-that overrides none of the hooks queues nothing. Why before the offsets, as Kafka's
-producer callbacks come before its offset flush: a worker killed between the two
-steps leaves acknowledged records whose offsets a restart polls again (acknowledged
-twice), never records in the log whose offsets are committed but which the task was
-never told of.
+Acknowledgements: `commit_record` (and its batch forms) is called once a record is
+durable, so it waits for an fsync that covers it: step 2 of the offset commit, or
+sooner (steps 1 and 2 alone, `_acknowledge`) when too many wait or for too long. The
+queue and why it is bounded so: `connect.worker.source_acks`.
 """
 
 from __future__ import annotations
@@ -56,14 +43,13 @@ import contextlib
 import logging
 import operator
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, overload
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from connect.api import (
     Converter,
     HeaderConverter,
     OffsetStorageReader,
-    RecordMetadata,
     RetriableError,
     SourceRecord,
     SourceTask,
@@ -73,6 +59,7 @@ from connect.api.batches import SourceBatch
 from connect.errors import RetryWithTolerance, Stage
 from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
+from connect.worker.source_acks import Acknowledgements, Landed
 from connect.worker.task_base import StatusListener, WorkerTask
 from log import KeyPartitioner, Log, TopicExistsError
 
@@ -80,17 +67,7 @@ __all__ = ["WorkerSourceTask"]
 
 _log = logging.getLogger("connect.worker")
 
-#: How long an acknowledgement may wait for its fsync, and how many records may wait
-#: (see "Acknowledgements" in the module docstring). The queue keeps the records (or
-#: the batch) alive until then, so the count is kept near one snapshot chunk of a CDC
-#: source: a tenfold bound showed in a snapshot's peak memory (docs/performance.md),
-#: and an fsync per ten thousand records costs nothing visible.
-_ACK_MAX_DELAY_S = 1.0
-_ACK_MAX_RECORDS = 10_000
-
 Transform = Callable[[SourceRecord], SourceRecord | None]
-#: A queued acknowledgement: the plugin's hook, the records or batch, their metadata.
-_Ack = tuple[Callable[[Any, Any], None], Any, Sequence[RecordMetadata | None]]
 #: Creates a topic the first time a source writes to it: (topic) -> None.
 TopicCreator = Callable[[str], None]
 
@@ -129,28 +106,6 @@ _TIMESTAMP = operator.attrgetter("timestamp")
 _TOPIC = operator.attrgetter("topic")
 
 
-class _Landed(Sequence[RecordMetadata]):
-    """The RecordMetadata of an appended batch, made when read (`commit_records`)."""
-
-    def __init__(
-        self, topic: str, partition: int, offsets: Sequence[int], timestamps: Sequence[int]
-    ) -> None:
-        self._topic, self._partition = topic, partition
-        self._offsets, self._timestamps = offsets, timestamps
-
-    def __len__(self) -> int:
-        return len(self._offsets)
-
-    @overload
-    def __getitem__(self, i: int) -> RecordMetadata: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[RecordMetadata]: ...
-    def __getitem__(self, i: int | slice) -> RecordMetadata | list[RecordMetadata]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return RecordMetadata(self._topic, self._partition, self._offsets[i], self._timestamps[i])
-
-
 class WorkerSourceTask(WorkerTask):
     def __init__(
         self,
@@ -187,10 +142,6 @@ class WorkerSourceTask(WorkerTask):
         self._flush_interval_s = offset_flush_interval_ms / 1000
         self._last_commit = time.monotonic()
         self._pending: dict[bytes, tuple[Mapping[str, Any], Mapping[str, Any] | None]] = {}
-        self._written: set[tuple[str, int]] = set()
-        self._acks: list[_Ack] = []
-        self._ack_records = 0  # how many records `_acks` holds
-        self._acks_since = 0.0  # time.monotonic() when the oldest was queued
         self._known_topics: dict[str, int] = {}
         self._keys = KeyPartitioner()
         self._round_robin = 0
@@ -200,6 +151,7 @@ class WorkerSourceTask(WorkerTask):
             or type(plugin).commit_batch is not SourceTask.commit_batch
         )
         self.metrics = TaskMetrics("source")
+        self._acks = Acknowledgements(log, self.metrics)
 
     @property
     def records_polled(self) -> int:
@@ -246,10 +198,7 @@ class WorkerSourceTask(WorkerTask):
                 self._send_mixed(records)
             else:
                 self._send(records)
-        if self._acks and (
-            self._ack_records >= _ACK_MAX_RECORDS
-            or time.monotonic() - self._acks_since >= _ACK_MAX_DELAY_S
-        ):
+        if self._acks.due():
             self._acknowledge()
         self._maybe_commit()
 
@@ -299,7 +248,7 @@ class WorkerSourceTask(WorkerTask):
             if out is None or not len(out):
                 self._remember_offsets([batch])
                 if self._wants_commit_record:
-                    self._queue_ack(self.plugin.commit_batch, batch, [None] * len(batch))
+                    self._acks.queue(self.plugin.commit_batch, batch, [None] * len(batch))
                 return None
             encoded = self._encode_batch(out)
         except Exception as exc:  # the record path reports it under the error policy
@@ -355,7 +304,7 @@ class WorkerSourceTask(WorkerTask):
         stamp = int(time.time() * 1000) if batch.timestamp is None else batch.timestamp
         stamps = [stamp] * len(values)
         offsets = self._data_log.append(topic, p, values, keys=keys, timestamps=stamps)
-        self._written.add((topic, p))
+        self._acks.written.add((topic, p))
         self.metrics.records_written += len(values)
         self.metrics.log_appends += 1
         if self._wants_commit_record:
@@ -365,7 +314,7 @@ class WorkerSourceTask(WorkerTask):
                 mask = np.zeros(len(original), dtype=bool)
                 mask[rows] = True
                 original = original.filter(mask)
-            self._queue_ack(self.plugin.commit_batch, original, _Landed(topic, p, offsets, stamps))
+            self._acks.queue(self.plugin.commit_batch, original, Landed(topic, p, offsets, stamps))
 
     def _send(self, records: list[SourceRecord]) -> None:
         # Step 2
@@ -398,7 +347,7 @@ class WorkerSourceTask(WorkerTask):
         # Step 5
         self._remember_offsets(records)
         if self._wants_commit_record and dropped:
-            self._queue_ack(self.plugin.commit_records, dropped, [None] * len(dropped))
+            self._acks.queue(self.plugin.commit_records, dropped, [None] * len(dropped))
 
     def _convert(
         self, topic: str, recs: list[SourceRecord]
@@ -540,13 +489,13 @@ class WorkerSourceTask(WorkerTask):
             timestamps=timestamps,
             headers=headers if any(headers) else None,
         )
-        self._written.add((topic, p))
+        self._acks.written.add((topic, p))
         self.metrics.records_written += len(values)
         self.metrics.log_appends += 1
         if self._wants_commit_record:
             stamps = timestamps or [int(time.time() * 1000)] * len(values)
-            self._queue_ack(
-                self.plugin.commit_records, originals, _Landed(topic, p, offsets, stamps)
+            self._acks.queue(
+                self.plugin.commit_records, originals, Landed(topic, p, offsets, stamps)
             )
 
     def _remember_offsets(self, records: list[SourceRecord]) -> None:
@@ -570,38 +519,13 @@ class WorkerSourceTask(WorkerTask):
 
     # ---------------------------------------------------------------- commit
 
-    def _queue_ack(
-        self, hook: Callable[[Any, Any], None], items: Any, metadata: Sequence[Any]
-    ) -> None:
-        """Iteration step 5: acknowledge `items` through `hook` once they are durable."""
-        if not self._acks:
-            self._acks_since = time.monotonic()
-        self._acks.append((hook, items, metadata))
-        self._ack_records += len(metadata)
-
-    def _flush_written(self) -> None:
-        """fsync every log partition written since the last fsync."""
-        if self._written:
-            started = time.perf_counter()
-            for topic, p in self._written:
-                self._data_log.flush(topic, p)
-            self.metrics.fsync(time.perf_counter() - started)
-            self._written.clear()
-
-    def _deliver_acks(self) -> None:
-        """Call the queued acknowledgements in the order queued (the records are
-        durable: the caller has just fsynced what they were appended to)."""
-        acks, self._acks, self._ack_records = self._acks, [], 0
-        for hook, items, metadata in acks:
-            hook(items, metadata)
-
     def _acknowledge(self) -> None:
         """Steps 1 and 2 of the offset commit, without the offsets (see
         "Acknowledgements" in the module docstring)."""
         # Commit step 1
-        self._flush_written()
+        self._acks.fsync()
         # Commit step 2
-        self._deliver_acks()
+        self._acks.deliver()
 
     def _maybe_commit(self) -> None:
         if time.monotonic() - self._last_commit >= self._flush_interval_s:
@@ -626,10 +550,10 @@ class WorkerSourceTask(WorkerTask):
         hook_failed: Exception | None = None
         try:
             # Commit step 1
-            self._flush_written()
+            self._acks.fsync()
             # Commit step 2
             try:
-                self._deliver_acks()
+                self._acks.deliver()
             except Exception as exc:
                 hook_failed = exc
             # Commit step 3
