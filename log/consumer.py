@@ -53,10 +53,19 @@ class Consumer:
         fetch_max_bytes: int = 4 << 20,
         heartbeat_interval_ms: int = 1000,
         member_id: str | None = None,
+        isolation_level: str = "read_uncommitted",
     ) -> None:
         if auto_offset_reset not in _RESET_POLICIES:
             raise ValueError(f"auto_offset_reset must be one of {', '.join(_RESET_POLICIES)}")
+        if isolation_level not in ("read_uncommitted", "read_committed"):
+            raise ValueError("isolation_level must be read_uncommitted or read_committed")
         self._log = log
+        # read_committed returns only committed transactional records (Kafka's
+        # default, kept here, is read_uncommitted). Passed on only when not the
+        # default: a Log without transactions need not know the keyword.
+        self._read_options = (
+            {} if isolation_level == "read_uncommitted" else {"isolation_level": isolation_level}
+        )
         self.group_id = group_id
         self.auto_offset_reset = auto_offset_reset
         self.enable_auto_commit = enable_auto_commit and group_id is not None
@@ -285,6 +294,7 @@ class Consumer:
                     position,
                     max_records=room,
                     max_bytes=self.fetch_max_bytes,
+                    **self._read_options,
                 )
             except OffsetOutOfRangeError:
                 self._positions[tp] = self._reset(tp)
@@ -293,6 +303,9 @@ class Consumer:
                 self._positions[tp] = records[-1].offset + 1
                 out.append((tp, records))
                 room -= len(records)
+            skipped_to = getattr(records, "next_offset", None)
+            if skipped_to is not None:  # control or aborted batches ended the read
+                self._positions[tp] = skipped_to
         return out
 
     # ------------------------------------------------------------------ commit

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from log import FileLog, TopicPartition
+from log import Consumer, FileLog, TopicPartition
 from log.batch import ATTR_CONTROL, MAGIC_TXN, ProducerSection, encode_batch, parse_header
 from log.cleaner import clean_partition
 from log.errors import InvalidTxnStateError, ProducerFencedError
@@ -23,6 +23,7 @@ from log.partition import Partition
 from log.partition_read import Fetched
 from log.partition_txn import decode_txn_index
 from tests.conftest import ManualClock
+from tests.waiting import wait_until
 
 TOPIC = "t"
 COMMITTED = "read_committed"
@@ -411,3 +412,28 @@ def test_a_batch_cut_by_a_read_uncommitted_read_is_not_served_to_read_committed(
     assert [r.value for r in log.read(TOPIC, 0, 0, max_records=1)] == [b"x1"]
     records = log.read(TOPIC, 0, 1, isolation_level=COMMITTED)
     assert [r.value for r in records] == [b"after"], "the aborted rest is skipped"
+
+
+def test_a_read_committed_consumer_moves_past_markers_and_aborts(make_log) -> None:
+    log = make_log()
+    log.create_topic(TOPIC)
+    tp = TopicPartition(TOPIC, 0)
+    producer = log.transactional_producer("c")
+    producer.init_transactions()
+    for i, commit in enumerate([True, False, True]):
+        producer.begin_transaction()
+        producer.append(TOPIC, 0, [b"%d" % i])
+        producer.commit_transaction() if commit else producer.abort_transaction()
+    end = log.latest_offset(TOPIC, 0)
+    consumer = Consumer(log, auto_offset_reset="earliest", isolation_level=COMMITTED)
+    consumer.assign([tp])
+    got = []
+    wait_until(lambda: got.extend(consumer.poll(0.1)) or consumer.position(tp) == end)
+    assert [r.value for r in got] == [b"0", b"2"]
+    plain = Consumer(log, auto_offset_reset="earliest")
+    plain.assign([tp])
+    seen = []
+    wait_until(lambda: seen.extend(plain.poll(0.1)) or plain.position(tp) == end)
+    assert [r.value for r in seen] == [b"0", b"1", b"2"], "no control records, aborted kept"
+    with pytest.raises(ValueError, match="isolation_level"):
+        Consumer(log, isolation_level="read_everything")
