@@ -146,6 +146,13 @@ def consume(sub: Any) -> argparse.ArgumentParser:
         help="print JSON lines with partition, offset, timestamp, key, value, headers",
     )
     p.add_argument("--print-key", action="store_true", help="print KEY<TAB>VALUE")
+    p.add_argument(
+        "--isolation-level",
+        choices=("read_uncommitted", "read_committed"),
+        default="read_uncommitted",
+        help="read_committed prints only records of committed transactions, up to the "
+        "last stable offset (default: read_uncommitted, every record, as Kafka's)",
+    )
     return p
 
 

@@ -216,7 +216,11 @@ def _consume(log: FileLog, args: argparse.Namespace) -> None:
         raise CliError(f"--offset must be 0 or more, got {args.offset}")
     reset = "earliest" if args.from_beginning else "latest"
     consumer = Consumer(
-        log, group_id=args.group, auto_offset_reset=reset, enable_auto_commit=args.group is not None
+        log,
+        group_id=args.group,
+        auto_offset_reset=reset,
+        enable_auto_commit=args.group is not None,
+        isolation_level=args.isolation_level,
     )
     stop = {"now": False}
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from log import partition_for_key
+from log import FileLog, partition_for_key
 from tests.integration.conftest import WorkerProcess, free_port
 from tests.waiting import wait_until
 
@@ -381,6 +381,55 @@ def test_consume_timeout_exits_when_no_more_data(cli: Cli) -> None:
     # Without --from-beginning (and no group) a consumer starts at the end.
     latest = cli.ok("consume", "t", "--timeout-ms", "500")
     assert latest.stdout == ""
+
+
+def test_consume_read_committed_shows_only_committed_transactions(cli: Cli) -> None:
+    """Transactions written through the log API (the CLI writes none): the default,
+    read_uncommitted, prints every record but no control record; read_committed
+    leaves out the aborted transaction and stops before the open one."""
+    cli.ok("create", "t")
+    with FileLog(cli.log_dir, background=False) as log:
+        producer = log.transactional_producer("cli", transaction_timeout_ms=600_000)
+        producer.init_transactions()
+        for value, commit in ((b"committed", True), (b"aborted", False)):
+            producer.begin_transaction()
+            producer.append("t", 0, [value])
+            producer.commit_transaction() if commit else producer.abort_transaction()
+        log.append("t", 0, [b"plain"])
+        producer.begin_transaction()
+        producer.append("t", 0, [b"open"])
+        log.append("t", 0, [b"after-open"])
+        everything = cli.ok("consume", "t", "--from-beginning", "--timeout-ms", "500")
+        assert everything.stdout.splitlines() == [
+            "committed",
+            "aborted",
+            "plain",
+            "open",
+            "after-open",
+        ]
+        committed = cli.ok(
+            "consume",
+            "t",
+            "--from-beginning",
+            "--timeout-ms",
+            "500",
+            "--isolation-level",
+            "read_committed",
+        )
+        assert committed.stdout.splitlines() == ["committed", "plain"]
+        producer.commit_transaction()
+    committed = cli.ok(
+        "consume",
+        "t",
+        "--from-beginning",
+        "--timeout-ms",
+        "500",
+        "--isolation-level",
+        "read_committed",
+    )
+    assert committed.stdout.splitlines() == ["committed", "plain", "open", "after-open"]
+    bad = cli.run("consume", "t", "--isolation-level", "read_all")
+    assert bad.returncode != 0 and "read_committed" in bad.stderr
 
 
 def test_consume_follows_records_produced_by_another_process(cli: Cli) -> None:
