@@ -215,10 +215,10 @@ class LogHerder:
 
     def _nothing_to_restart(self, name: str) -> bool:
         """Whether a restart of `name` (which must exist) has nothing to restart: the
-        connector is STOPPED. Kafka accepts that restart (204, or 202 with the status)
-        and the connector stays STOPPED; so do the herders here, restarting nothing and
-        answering the status as it is (a script that restarts every connector must not
-        fail on a stopped one)."""
+        connector is STOPPED. Kafka accepts that restart (204, or 202 with its plan: the
+        connector RESTARTING unless onlyFailed, no tasks) and the connector stays
+        STOPPED; so do the herders here, answering the same plan and restarting nothing
+        (a script that restarts every connector must not fail on a stopped one)."""
         self._require(name)
         return self.configs.snapshot().targets.get(name) is TargetState.STOPPED
 

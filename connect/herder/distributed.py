@@ -377,7 +377,7 @@ class DistributedHerder(LogHerder):
         with self._lock:
             plain = not include_tasks and not only_failed
             if self._nothing_to_restart(name):
-                return None if plain else self.connector_status(name)
+                return None if plain else self._restart_plan(name, include_tasks, only_failed)[0]
             planned = None
             if not plain:
                 planned = self._planned_restart(name, include_tasks, only_failed)
@@ -408,10 +408,10 @@ class DistributedHerder(LogHerder):
             self.configs.request_task_restart(name, task)
 
     def pause_connector(self, name: str) -> None:
+        """PAUSED whatever the state before, STOPPED included: Kafka's rule (a stopped
+        connector then starts, paused, as on a resume)."""
         with self._lock:
             self._require(name)
-            if self.configs.snapshot().targets.get(name) is TargetState.STOPPED:
-                return
             self.configs.put_target_state(name, TargetState.PAUSED)
 
     def resume_connector(self, name: str) -> None:

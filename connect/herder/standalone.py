@@ -104,7 +104,7 @@ class StandaloneHerder(LogHerder):
         with self._lock:
             plain = not include_tasks and not only_failed
             if self._nothing_to_restart(name):
-                return None if plain else self.connector_status(name)
+                return None if plain else self._restart_plan(name, include_tasks, only_failed)[0]
             planned, restart_connector, restart_tasks = self._restart_plan(
                 name, include_tasks, only_failed
             )
@@ -135,12 +135,16 @@ class StandaloneHerder(LogHerder):
         self.worker.start_task(name, task, snapshot.connectors[name], tasks[task], paused=paused)
 
     def pause_connector(self, name: str) -> None:
+        """PAUSED whatever the state before, STOPPED included: Kafka's rule (a stopped
+        connector then starts, paused, as on a resume)."""
         with self._lock:
             self._require(name)
-            if self.configs.snapshot().targets.get(name) is TargetState.STOPPED:
-                return
+            previous = self.configs.snapshot().targets.get(name)
             self.configs.put_target_state(name, TargetState.PAUSED)
-            self.worker.pause_connector(name)
+            if previous is TargetState.STOPPED or name not in self.worker.connectors:
+                self._start_connector(name)
+            else:
+                self.worker.pause_connector(name)
 
     def resume_connector(self, name: str) -> None:
         with self._lock:

@@ -328,10 +328,12 @@ def test_pause_resume_stop_and_delete(client: httpx.Client, tmp_path: Path):
     # its former task has no status any more
     assert client.post("/connectors/src/restart").status_code == 204
     planned = client.post("/connectors/src/restart?includeTasks=true")
-    assert planned.status_code == 202 and planned.json()["connector"]["state"] == "STOPPED"
+    assert planned.status_code == 202 and planned.json()["connector"]["state"] == "RESTARTING"
     assert planned.json()["tasks"] == []
     assert_error(client.get("/connectors/src/tasks/0/status"), 404, "src-0")
     assert _state(client, "src") == ("STOPPED", [])
+    assert client.put("/connectors/src/pause").status_code == 202  # Kafka: stopped → paused
+    wait_until(lambda: _state(client, "src") == ("PAUSED", ["PAUSED"]))
     assert client.put("/connectors/src/resume").status_code == 202
     wait_until(lambda: _state(client, "src") == ("RUNNING", ["RUNNING"]))
     response = client.delete("/connectors/src")
