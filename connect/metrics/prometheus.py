@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client.metrics_core import Metric
@@ -241,101 +241,148 @@ def _rebalance(m: dict[str, Any]) -> list[_Family]:
 # ----------------------------------------------------------------------- tasks
 
 
+class _TaskFamilies:
+    """The per-task families, Kafka Connect's task, source-task, sink-task and
+    task-error metrics (plus the log's), filled one task at a time."""
+
+    def __init__(self) -> None:
+        self.status = _Family("task_status", "gauge", "A task's state (one series, value 1).")
+        self.batch = _Family(
+            "task_batch_size_records",
+            "summary",
+            "Batches a task handled (polled by a source, put to a sink) and their records.",
+        )
+        self.commits_ok = _Family(
+            "task_offset_commit_completion", "counter", "Offset commits that succeeded."
+        )
+        self.commits_failed = _Family(
+            "task_offset_commit_failure", "counter", "Offset commits that failed."
+        )
+        self.commit_time = _Family(
+            "task_offset_commit_seconds", "summary", "Time taken by offset commits."
+        )
+        self.commit_max = _Family(
+            "task_offset_commit_max_seconds", "gauge", "Longest offset commit."
+        )
+        self.polled = _Family(
+            "source_task_source_record_poll", "counter", "Records polled from the source."
+        )
+        self.written = _Family(
+            "source_task_source_record_write",
+            "counter",
+            "Records written to the log (after transforms).",
+        )
+        self.poll_time = _Family(
+            "source_task_poll_batch_seconds", "summary", "Time taken to poll a batch."
+        )
+        self.poll_max = _Family(
+            "source_task_poll_batch_max_seconds", "gauge", "Longest poll of a batch."
+        )
+        self.read = _Family("sink_task_sink_record_read", "counter", "Records read from the log.")
+        self.sent = _Family(
+            "sink_task_sink_record_send", "counter", "Records put to the sink (after transforms)."
+        )
+        self.put_time = _Family(
+            "sink_task_put_batch_seconds", "summary", "Time taken to put a batch."
+        )
+        self.put_max = _Family(
+            "sink_task_put_batch_max_seconds", "gauge", "Longest put of a batch."
+        )
+        self.partitions = _Family(
+            "sink_task_partition_count", "gauge", "Log partitions assigned to the task."
+        )
+        self.failures = _Family(
+            "task_error_record_failures",
+            "counter",
+            "Failed attempts at processing a record (retries too).",
+        )
+        self.errors = _Family(
+            "task_error_record_errors",
+            "counter",
+            "Records that failed after retries (skipped or fatal).",
+        )
+        self.skipped = _Family(
+            "task_error_records_skipped", "counter", "Records skipped under errors.tolerance."
+        )
+        self.dlq = _Family(
+            "task_error_deadletterqueue_produce_requests",
+            "counter",
+            "Records sent to the dead-letter topic.",
+        )
+        self.appends = _Family("log_appends", "counter", "Batches the task appended to the log.")
+        self.fsync = _Family(
+            "log_fsync_seconds", "summary", "Time taken to make the task's writes durable."
+        )
+        self.fsync_max = _Family(
+            "log_fsync_max_seconds", "gauge", "Longest fsync of the task's writes."
+        )
+
+    def add(self, task: Any, labels: _Labels) -> None:
+        """One task's samples: its state always, its counters once it has some."""
+        self.status.add(labels.plus(state=task.state), 1)
+        m = task.metrics
+        if not m:
+            return  # a child that has not shipped its first counters yet
+        if task.type == "sink":
+            self._sink(labels, m.get)
+        else:
+            self._source(labels, m.get)
+        self._commits(labels, m.get)
+        self._errors(labels, task.state, m.get)
+        self.appends.add(labels, m.get("log_appends", 0))
+        self.fsync.add_summary(labels, m.get("log_fsyncs", 0), m.get("log_fsync_seconds_sum", 0.0))
+        self.fsync_max.add(labels, m.get("log_fsync_seconds_max", 0.0))
+
+    def _sink(self, labels: _Labels, get: Callable[[str, Any], Any]) -> None:
+        batches = get("batches", 0)
+        self.batch.add_summary(labels, batches, get("records_sent", 0))
+        self.read.add(labels, get("records_read", 0))
+        self.sent.add(labels, get("records_sent", 0))
+        self.put_time.add_summary(labels, batches, get("batch_seconds_sum", 0.0))
+        self.put_max.add(labels, get("batch_seconds_max", 0.0))
+        self.partitions.add(labels, get("partition_count", 0))
+        self.dlq.add(labels, get("dlq_records", 0))
+
+    def _source(self, labels: _Labels, get: Callable[[str, Any], Any]) -> None:
+        batches = get("batches", 0)
+        self.batch.add_summary(labels, batches, get("records_polled", 0))
+        self.polled.add(labels, get("records_polled", 0))
+        self.written.add(labels, get("records_written", 0))
+        self.poll_time.add_summary(labels, batches, get("batch_seconds_sum", 0.0))
+        self.poll_max.add(labels, get("batch_seconds_max", 0.0))
+
+    def _commits(self, labels: _Labels, get: Callable[[str, Any], Any]) -> None:
+        ok, bad = get("offset_commit_success", 0), get("offset_commit_failure", 0)
+        self.commits_ok.add(labels, ok)
+        self.commits_failed.add(labels, bad)
+        self.commit_time.add_summary(labels, ok + bad, get("offset_commit_seconds_sum", 0.0))
+        self.commit_max.add(labels, get("offset_commit_seconds_max", 0.0))
+
+    def _errors(self, labels: _Labels, state: str, get: Callable[[str, Any], Any]) -> None:
+        n_failures, n_skipped = get("record_failures", 0), get("records_skipped", 0)
+        self.failures.add(labels, n_failures)
+        self.skipped.add(labels, n_skipped)
+        # A record that exhausted its retries is skipped (tolerated) or fails the
+        # task (the one record behind a FAILED task with record failures).
+        fatal = 1 if state == "FAILED" and n_failures > n_skipped else 0
+        self.errors.add(labels, n_skipped + fatal)
+
+    def in_order(self) -> list[_Family]:
+        return [
+            self.status, self.batch, self.commits_ok, self.commits_failed, self.commit_time,
+            self.commit_max, self.polled, self.written, self.poll_time, self.poll_max,
+            self.read, self.sent, self.put_time, self.put_max, self.partitions,
+            self.failures, self.errors, self.skipped, self.dlq, self.appends, self.fsync,
+            self.fsync_max,
+        ]  # fmt: skip
+
+
 def _tasks(connectors: list[ConnectorView]) -> list[_Family]:
-    status = _Family("task_status", "gauge", "A task's state (one series, value 1).")
-    batch = _Family(
-        "task_batch_size_records",
-        "summary",
-        "Batches a task handled (polled by a source, put to a sink) and their records.",
-    )
-    commits_ok = _Family(
-        "task_offset_commit_completion", "counter", "Offset commits that succeeded."
-    )
-    commits_failed = _Family("task_offset_commit_failure", "counter", "Offset commits that failed.")
-    commit_time = _Family("task_offset_commit_seconds", "summary", "Time taken by offset commits.")
-    commit_max = _Family("task_offset_commit_max_seconds", "gauge", "Longest offset commit.")
-    polled = _Family("source_task_source_record_poll", "counter", "Records polled from the source.")
-    written = _Family(
-        "source_task_source_record_write",
-        "counter",
-        "Records written to the log (after transforms).",
-    )
-    poll_time = _Family("source_task_poll_batch_seconds", "summary", "Time taken to poll a batch.")
-    poll_max = _Family("source_task_poll_batch_max_seconds", "gauge", "Longest poll of a batch.")
-    read = _Family("sink_task_sink_record_read", "counter", "Records read from the log.")
-    sent = _Family(
-        "sink_task_sink_record_send", "counter", "Records put to the sink (after transforms)."
-    )
-    put_time = _Family("sink_task_put_batch_seconds", "summary", "Time taken to put a batch.")
-    put_max = _Family("sink_task_put_batch_max_seconds", "gauge", "Longest put of a batch.")
-    partitions = _Family(
-        "sink_task_partition_count", "gauge", "Log partitions assigned to the task."
-    )
-    failures = _Family(
-        "task_error_record_failures",
-        "counter",
-        "Failed attempts at processing a record (retries too).",
-    )
-    errors = _Family(
-        "task_error_record_errors",
-        "counter",
-        "Records that failed after retries (skipped or fatal).",
-    )
-    skipped = _Family(
-        "task_error_records_skipped", "counter", "Records skipped under errors.tolerance."
-    )
-    dlq = _Family(
-        "task_error_deadletterqueue_produce_requests",
-        "counter",
-        "Records sent to the dead-letter topic.",
-    )
-    appends = _Family("log_appends", "counter", "Batches the task appended to the log.")
-    fsync = _Family("log_fsync_seconds", "summary", "Time taken to make the task's writes durable.")
-    fsync_max = _Family("log_fsync_max_seconds", "gauge", "Longest fsync of the task's writes.")
+    families = _TaskFamilies()
     for c in connectors:
         for t in c.tasks:
-            labels = _Labels(connector=c.name, task=str(t.task))
-            status.add(labels.plus(state=t.state), 1)
-            m = t.metrics
-            if not m:
-                continue  # a child that has not shipped its first counters yet
-            get = m.get
-            batches = get("batches", 0)
-            if t.type == "sink":
-                batch.add_summary(labels, batches, get("records_sent", 0))
-                read.add(labels, get("records_read", 0))
-                sent.add(labels, get("records_sent", 0))
-                put_time.add_summary(labels, batches, get("batch_seconds_sum", 0.0))
-                put_max.add(labels, get("batch_seconds_max", 0.0))
-                partitions.add(labels, get("partition_count", 0))
-                dlq.add(labels, get("dlq_records", 0))
-            else:
-                batch.add_summary(labels, batches, get("records_polled", 0))
-                polled.add(labels, get("records_polled", 0))
-                written.add(labels, get("records_written", 0))
-                poll_time.add_summary(labels, batches, get("batch_seconds_sum", 0.0))
-                poll_max.add(labels, get("batch_seconds_max", 0.0))
-            ok, bad = get("offset_commit_success", 0), get("offset_commit_failure", 0)
-            commits_ok.add(labels, ok)
-            commits_failed.add(labels, bad)
-            commit_time.add_summary(labels, ok + bad, get("offset_commit_seconds_sum", 0.0))
-            commit_max.add(labels, get("offset_commit_seconds_max", 0.0))
-            n_failures, n_skipped = get("record_failures", 0), get("records_skipped", 0)
-            failures.add(labels, n_failures)
-            skipped.add(labels, n_skipped)
-            # A record that exhausted its retries is skipped (tolerated) or fails the
-            # task (the one record behind a FAILED task with record failures).
-            fatal = 1 if t.state == "FAILED" and n_failures > n_skipped else 0
-            errors.add(labels, n_skipped + fatal)
-            appends.add(labels, get("log_appends", 0))
-            fsync.add_summary(labels, get("log_fsyncs", 0), get("log_fsync_seconds_sum", 0.0))
-            fsync_max.add(labels, get("log_fsync_seconds_max", 0.0))
-    return [
-        status, batch, commits_ok, commits_failed, commit_time, commit_max,
-        polled, written, poll_time, poll_max,
-        read, sent, put_time, put_max, partitions,
-        failures, errors, skipped, dlq, appends, fsync, fsync_max,
-    ]  # fmt: skip
+            families.add(t, _Labels(connector=c.name, task=str(t.task)))
+    return families.in_order()
 
 
 # -------------------------------------------------------------------- lag, log
