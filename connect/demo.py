@@ -165,83 +165,23 @@ def _check_tasks(herder: Any, names: list[str]) -> None:
 
 
 def _run_pipeline(args: argparse.Namespace, source: _Source) -> tuple[int, int, float]:
-    from connect.demo_shop import ShopDatabase
+    """Steps 2 to 4 of the module docstring: (records in the log, rows in the lake,
+    seconds the pipeline took)."""
     from connect.herder.standalone import StandaloneHerder
-    from connect.standalone import load_connector_config, load_worker_config
+    from connect.standalone import load_worker_config
     from log import FileLog
 
-    shop = source.shop
     config = load_worker_config(WORKER_CONFIG)
     log = FileLog(config["log.dir"])
     herder = StandaloneHerder(config, log=log, worker_id="main-job")
     herder.start()
     lake_topic = Path(args.lake) / "topics" / TOPIC
     seen: dict[Path, int] = {}
-    names = []
     try:
         started = time.monotonic()
-        for path in (args.source_config, SINK_CONFIG):
-            name, connector = load_connector_config(path)
-            herder.put_connector_config(name, connector, allow_replace=True)
-            names.append(name)
-        if shop is None:
-            what = "nothing is changed by the job (the database is yours)"
-        elif source.slot is not None:
-            what = f"changes for {args.seconds:.0f}s once slot {source.slot} exists"
-        else:
-            what = f"changes for {args.seconds:.0f}s"
-        print(f"  connectors {', '.join(names)} running; {what}")
-        # Step by step: changes start (at once, or once the CDC source's slot exists:
-        # every change after it is one event) and stop; then the job waits for the log
-        # and the lake to hold them all.
-        stop_changes = None if source.slot is not None else started + args.seconds
-        last_print = 0.0
-        steady_since, last_count = None, -1
-        last: tuple[int, int] | None = None
-        while True:
-            now = time.monotonic()
-            if stop_changes is None and shop is not None and shop.slot_exists(source.slot):
-                stop_changes = now + args.seconds
-            changing = shop is not None and stop_changes is not None and now < stop_changes
-            if changing:
-                shop.change(args.inserts_per_s // 5, args.updates_per_s // 5)
-            records = _log_records(log)
-            rows, files = _lake_rows(lake_topic, seen)
-            if now - last_print >= 1.0:
-                last_print = now
-                db = f"db {shop.count():,} orders ({shop.changes:,} changes) | " if shop else ""
-                print(
-                    f"  {now - started:5.1f}s  {db}log {records:,} records | "
-                    f"lake {rows:,} rows in {files} files",
-                    flush=True,
-                )
-                _check_tasks(herder, names)
-            if shop is None or (stop_changes is not None and not changing):
-                if last is None and isinstance(shop, ShopDatabase):
-                    last = shop.last_change()
-                # Done when the source has read the last change, the log stopped
-                # growing, and the lake holds all of it.
-                done = _source_done(herder, names[0], shop, last, records)
-                if done and records == last_count and rows >= records > 0:
-                    steady_since = steady_since or now
-                    if now - steady_since >= 1.0:
-                        break
-                else:
-                    steady_since = None
-                last_count = records
-            if now - started > args.timeout:
-                if records == 0 and shop is None:
-                    raise JobError(
-                        f"no record reached the log within {args.timeout:.0f}s: the source "
-                        "read no row (an empty table?), and the job stops only once the "
-                        "lake holds what the log does"
-                    )
-                raise JobError(
-                    f"the lake did not catch up within {args.timeout:.0f}s "
-                    f"({records:,} records in the log, {rows:,} rows in the lake; "
-                    "--timeout gives it longer)"
-                )
-            time.sleep(0.2)
+        names = _start_connectors(herder, args, source)
+        watch = _Watch(args, source, herder, log, names, lake_topic, seen, started)
+        records = watch.until_the_lake_holds_the_log()
         elapsed = time.monotonic() - started
     finally:
         herder.stop()
@@ -252,6 +192,119 @@ def _run_pipeline(args: argparse.Namespace, source: _Source) -> tuple[int, int, 
         f"in {files} files"
     )
     return records, rows, elapsed
+
+
+def _start_connectors(herder: Any, args: argparse.Namespace, source: _Source) -> list[str]:
+    """Create the source and the lake sink; their names, the source first."""
+    from connect.standalone import load_connector_config
+
+    names = []
+    for path in (args.source_config, SINK_CONFIG):
+        name, connector = load_connector_config(path)
+        herder.put_connector_config(name, connector, allow_replace=True)
+        names.append(name)
+    if source.shop is None:
+        what = "nothing is changed by the job (the database is yours)"
+    elif source.slot is not None:
+        what = f"changes for {args.seconds:.0f}s once slot {source.slot} exists"
+    else:
+        what = f"changes for {args.seconds:.0f}s"
+    print(f"  connectors {', '.join(names)} running; {what}")
+    return names
+
+
+class _Watch:
+    """The job's wait, step by step: changes start (at once, or once the CDC source's
+    slot exists: every change after it is one event) and stop; then the job waits for
+    the log and the lake to hold them all, printing progress every second."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        source: _Source,
+        herder: Any,
+        log: Any,
+        names: list[str],
+        lake_topic: Path,
+        seen: dict[Path, int],
+        started: float,
+    ) -> None:
+        self.args, self.shop, self.slot = args, source.shop, source.slot
+        self.herder, self.log, self.names = herder, log, names
+        self.lake_topic, self.seen, self.started = lake_topic, seen, started
+        self.stop_changes = None if source.slot is not None else started + args.seconds
+        self.last_print = 0.0
+        self.steady_since: float | None = None
+        self.last_count = -1
+        self.last: tuple[int, int] | None = None  # the shop's last change, once it stopped
+
+    def until_the_lake_holds_the_log(self) -> int:
+        """Records in the log, once the lake has held them all for a second."""
+        while True:
+            now = time.monotonic()
+            changing = self._change(now)
+            records = _log_records(self.log)
+            rows, files = _lake_rows(self.lake_topic, self.seen)
+            if now - self.last_print >= 1.0:
+                self.last_print = now
+                self._progress(now, records, rows, files)
+            changes_over = self.shop is None or (self.stop_changes is not None and not changing)
+            if changes_over and self._steady(now, records, rows):
+                return records
+            if now - self.started > self.args.timeout:
+                raise self._timed_out(records, rows)
+            time.sleep(0.2)
+
+    def _change(self, now: float) -> bool:
+        """Change the shop for a fifth of a second's share, while changes run."""
+        shop = self.shop
+        if self.stop_changes is None and shop is not None and shop.slot_exists(self.slot):
+            self.stop_changes = now + self.args.seconds
+        changing = shop is not None and self.stop_changes is not None and now < self.stop_changes
+        if changing:
+            shop.change(self.args.inserts_per_s // 5, self.args.updates_per_s // 5)
+        return changing
+
+    def _progress(self, now: float, records: int, rows: int, files: int) -> None:
+        shop = self.shop
+        db = f"db {shop.count():,} orders ({shop.changes:,} changes) | " if shop else ""
+        print(
+            f"  {now - self.started:5.1f}s  {db}log {records:,} records | "
+            f"lake {rows:,} rows in {files} files",
+            flush=True,
+        )
+        _check_tasks(self.herder, self.names)
+
+    def _steady(self, now: float, records: int, rows: int) -> bool:
+        """Done when the source has read the last change, the log stopped growing, and
+        the lake holds all of it, for a second."""
+        from connect.demo_shop import ShopDatabase
+
+        if self.last is None and isinstance(self.shop, ShopDatabase):
+            self.last = self.shop.last_change()
+        done = _source_done(self.herder, self.names[0], self.shop, self.last, records)
+        steady = False
+        if done and records == self.last_count and rows >= records > 0:
+            self.steady_since = self.steady_since or now
+            steady = now - self.steady_since >= 1.0
+        else:
+            self.steady_since = None
+        self.last_count = records
+        return steady
+
+    def _timed_out(self, records: int, rows: int) -> JobError:
+        timeout = self.args.timeout
+        if records == 0 and self.shop is None:
+            return JobError(
+                f"no record reached the log within {timeout:.0f}s: the source "
+                "read no row (an empty table?), and the job stops only once the "
+                "lake holds what the log does"
+            )
+        return JobError(
+            f"the lake did not catch up within {timeout:.0f}s "
+            f"({records:,} records in the log, {rows:,} rows in the lake; "
+            "--timeout gives it longer)"
+        )
 
 
 def _summary(spark: Any, args: argparse.Namespace, shop: Any, records: int) -> bool:
