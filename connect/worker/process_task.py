@@ -205,6 +205,38 @@ class _IdentityProviders:
 
 def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
     """The child process (steps 2 to 5)."""
+    terminate = _set_up_process(spec)
+    send_lock = threading.Lock()
+
+    def send(*message: object) -> None:
+        with send_lock, contextlib.suppress(OSError, ValueError):
+            conn.send(message)
+
+    config = dict(spec["worker_config"])
+    # Step 2 (a failure here is reported with its trace, like a task's own failure)
+    try:
+        log, offsets = _open_log(spec, config)
+    except Exception as exc:
+        send("status", "FAILED", "".join(traceback.format_exception(exc)))
+        conn.close()
+        return
+    worker = _start_task(spec, config, log, offsets, send)
+    task = worker.tasks.get((spec["connector"], spec["task"]))
+    try:
+        if task is not None:
+            _serve(conn, task, terminate, send, worker.lease)
+    finally:
+        # Steps 4 and 5: a clean stop whatever ended the loop
+        worker.stop()
+        if task is not None:
+            send("stats", task.metrics_snapshot())  # Step 3: the final counts
+        offsets.stop()
+        log.close()
+        conn.close()
+
+
+def _set_up_process(spec: Mapping[str, Any]) -> threading.Event:
+    """Signals, logging and secrets masking of the child; the event SIGTERM sets."""
     # Ctrl-C reaches the whole process group: the parent handles it and tells us.
     # SIGTERM (to the group, as `timeout` or systemd send it, or to us alone) means
     # a clean stop with the final commit, never an abrupt exit.
@@ -229,33 +261,38 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
     install_log_masking()
     connector_props = spec["connector_props"]
     remember_secrets(config_secrets(connector_props, password_keys(Plugins(), connector_props)))
+    return terminate
+
+
+def _open_log(spec: Mapping[str, Any], config: Mapping[str, Any]) -> tuple[Any, Any]:
+    """Step 2: the log (no maintenance thread: the parent's) and the offset store."""
     from connect.storage import LogTable, OffsetStore
-    from connect.worker.worker import Worker
     from log import FileLog
 
-    config = dict(spec["worker_config"])
-    name, index = spec["connector"], spec["task"]
-    send_lock = threading.Lock()
-
-    def send(*message: object) -> None:
-        with send_lock, contextlib.suppress(OSError, ValueError):
-            conn.send(message)
-
-    # Step 2 (a failure here is reported with its trace, like a task's own failure)
-    try:
-        log = FileLog(spec["log_dir"], background=False)
-        offsets = OffsetStore(
-            LogTable(
-                log,
-                config["offset.storage.topic"],
-                partitions=int(config["offset.storage.partitions"]),
-            )
+    log = FileLog(spec["log_dir"], background=False)
+    offsets = OffsetStore(
+        LogTable(
+            log,
+            config["offset.storage.topic"],
+            partitions=int(config["offset.storage.partitions"]),
         )
-        offsets.start()
-    except Exception as exc:
-        send("status", "FAILED", "".join(traceback.format_exception(exc)))
-        conn.close()
-        return
+    )
+    offsets.start()
+    return log, offsets
+
+
+def _start_task(
+    spec: Mapping[str, Any],
+    config: Mapping[str, Any],
+    log: Any,
+    offsets: Any,
+    send: Callable[..., None],
+) -> Any:
+    """Step 2: a thread worker of this process, running the one task (its state
+    changes and first topics sent to the parent: step 3)."""
+    from connect.plugins import Plugins
+    from connect.worker.worker import Worker
+
     worker = Worker(
         {**config, "task.isolation": "thread"},
         log=log,
@@ -272,7 +309,11 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
 
         worker.lease = Lease(spec["lease"], spec.get("generation"))
     worker.start_task(
-        name, index, spec["connector_props"], spec["task_props"], paused=spec["paused"]
+        spec["connector"],
+        spec["task"],
+        spec["connector_props"],
+        spec["task_props"],
+        paused=spec["paused"],
     )
     # A task process allocates millions of short-lived records that reference counting
     # frees; the cyclic collector, run every 700 allocations by default, found nothing
@@ -280,18 +321,7 @@ def _child_main(conn: Connection, spec: Mapping[str, Any]) -> None:
     # long-lived objects of start-up again.
     gc.freeze()
     gc.set_threshold(_GC_THRESHOLD, 50, 100)
-    task = worker.tasks.get((name, index))
-    try:
-        if task is not None:
-            _serve(conn, task, terminate, send, worker.lease)
-    finally:
-        # Steps 4 and 5: a clean stop whatever ended the loop
-        worker.stop()
-        if task is not None:
-            send("stats", task.metrics_snapshot())  # Step 3: the final counts
-        offsets.stop()
-        log.close()
-        conn.close()
+    return worker
 
 
 def _serve(
