@@ -192,70 +192,97 @@ def _task_starts(log_dir: Path, topic: str) -> Counter[str]:
     return counts
 
 
-def main() -> None:
+def _parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--connectors", type=int, default=100)
     parser.add_argument("--tasks", type=int, default=3)
     parser.add_argument("--session-ms", type=int, default=5000)
     parser.add_argument("--heartbeat-ms", type=int, default=1000)
     parser.add_argument("--delay-ms", type=int, default=3000)
-    args = parser.parse_args()
+    return parser.parse_args()
 
+
+def _start_workers(directory: Path, args: argparse.Namespace, out: list[Worker]) -> None:
+    """Three distributed workers on one log, appended to `out` as each starts (so the
+    caller stops those that did even when a later one fails)."""
+    for _ in range(3):
+        port = free_port()
+        config = {
+            "log.dir": str(directory / "log"),
+            "listeners": f"http://127.0.0.1:{port}",
+            "group.id": "bench",
+            "key.converter": STRING,
+            "value.converter": STRING,
+            "task.isolation": "thread",
+            "session.timeout.ms": str(args.session_ms),
+            "heartbeat.interval.ms": str(args.heartbeat_ms),
+            "scheduled.rebalance.max.delay.ms": str(args.delay_ms),
+            "offset.flush.interval.ms": "5000",
+        }
+        out.append(Worker(directory, config))
+
+
+def _create_connectors(
+    client: httpx.Client,
+    workers: list[Worker],
+    names: list[str],
+    args: argparse.Namespace,
+    directory: Path,
+) -> tuple[float, Counter[str], int, int | None]:
+    """Phase 1: (seconds until all run, tasks per worker, their spread, most restarts)."""
+    started = time.monotonic()
+    for i, name in enumerate(names):
+        config = {
+            "connector.class": "VerifiableSource",
+            "tasks.max": str(args.tasks),
+            "topic": f"t{i % 10}",
+            "throughput": "1",
+            "report.file": os.devnull,
+        }
+        response = client.put(f"{workers[i % 3].url}/connectors/{name}/config", json=config)
+        response.raise_for_status()
+    statuses = _wait_running(client, workers, names, args.tasks, 120)
+    create_s = time.monotonic() - started
+    per_worker = Counter(
+        t["worker_id"] for entry in statuses.values() for t in entry["status"]["tasks"]
+    )
+    spread = max(per_worker.values()) - min(per_worker.get(w.id, 0) for w in workers)
+    starts = _task_starts(directory / "log", "connect-status")
+    max_restarts = max(starts.values()) - 1 if starts else None
+    return create_s, per_worker, spread, max_restarts
+
+
+def _fail_over(
+    client: httpx.Client, workers: list[Worker], names: list[str], args: argparse.Namespace
+) -> float:
+    """Phase 2: kill -9 the second worker; seconds until its tasks run elsewhere."""
+    started = time.monotonic()
+    workers[1].kill()
+    _wait_running(client, workers, names, args.tasks, 120)
+    return time.monotonic() - started
+
+
+def main() -> None:
+    args = _parse_args()
     directory = Path(tempfile.mkdtemp(prefix="cluster-bench-"))
     workers: list[Worker] = []
     prober: Prober | None = None
     try:
         client = httpx.Client(timeout=30)
-        for _ in range(3):
-            port = free_port()
-            config = {
-                "log.dir": str(directory / "log"),
-                "listeners": f"http://127.0.0.1:{port}",
-                "group.id": "bench",
-                "key.converter": STRING,
-                "value.converter": STRING,
-                "task.isolation": "thread",
-                "session.timeout.ms": str(args.session_ms),
-                "heartbeat.interval.ms": str(args.heartbeat_ms),
-                "scheduled.rebalance.max.delay.ms": str(args.delay_ms),
-                "offset.flush.interval.ms": "5000",
-            }
-            workers.append(Worker(directory, config))
+        _start_workers(directory, args, workers)
         for worker in workers:
             worker.wait_ready(client)
         names = [f"src{i:03d}" for i in range(args.connectors)]
         prober = Prober(workers, names)
         prober.start()
         prober.recording.set()
-
         # Phase 1
-        started = time.monotonic()
-        for i, name in enumerate(names):
-            config = {
-                "connector.class": "VerifiableSource",
-                "tasks.max": str(args.tasks),
-                "topic": f"t{i % 10}",
-                "throughput": "1",
-                "report.file": os.devnull,
-            }
-            response = client.put(f"{workers[i % 3].url}/connectors/{name}/config", json=config)
-            response.raise_for_status()
-        statuses = _wait_running(client, workers, names, args.tasks, 120)
-        create_s = time.monotonic() - started
-        per_worker = Counter(
-            t["worker_id"] for entry in statuses.values() for t in entry["status"]["tasks"]
+        create_s, per_worker, spread, max_restarts = _create_connectors(
+            client, workers, names, args, directory
         )
-        spread = max(per_worker.values()) - min(per_worker.get(w.id, 0) for w in workers)
-        starts = _task_starts(directory / "log", "connect-status")
-        max_restarts = max(starts.values()) - 1 if starts else None
-
+        victim_tasks = per_worker[workers[1].id]
         # Phase 2
-        victim = workers[1]
-        victim_tasks = per_worker[victim.id]
-        started = time.monotonic()
-        victim.kill()
-        _wait_running(client, workers, names, args.tasks, 120)
-        failover_s = time.monotonic() - started
+        failover_s = _fail_over(client, workers, names, args)
         prober.recording.clear()
 
         latencies = sorted(prober.latencies_ms)
