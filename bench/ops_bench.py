@@ -100,18 +100,18 @@ def _console_renders(url: str, rows: int, loads: int, work: Path) -> tuple[list[
         driver.quit()
 
 
-def main() -> None:
+def _parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--connectors", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=3)
     parser.add_argument("--scrapes", type=int, default=20)
     parser.add_argument("--loads", type=int, default=7, help="console page loads")
     parser.add_argument("--dir", help="work directory (default: a temporary one)")
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    work = Path(args.dir or tempfile.mkdtemp(prefix="ops-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+
+def _start_worker(work: Path, port: int) -> subprocess.Popen:
+    """`connect standalone` on a fresh embedded log, its stderr in worker.err."""
     config = {
         "log.dir": str(work / "log"),
         "listeners": f"http://127.0.0.1:{port}",
@@ -123,7 +123,7 @@ def main() -> None:
     (work / "worker.json").write_text(json.dumps(config))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     with open(work / "worker.err", "wb") as err:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "connect.cli.main", "standalone", str(work / "worker.json")],
             cwd=work,
             env=env,
@@ -131,43 +131,96 @@ def main() -> None:
             stderr=err,
             start_new_session=True,
         )
+
+
+def _stop_worker(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _set_up(client: httpx.Client, proc: subprocess.Popen, work: Path, args) -> float:
+    """Seconds from the first create until every task runs and has counted records."""
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            raise SystemExit((work / "worker.err").read_text(errors="replace")[-3000:])
+        try:
+            return client.get("/").status_code == 200
+        except httpx.TransportError:
+            return False
+
+    _wait(ready, "the REST API")
+    started = time.perf_counter()
+    for i in range(args.connectors):
+        response = client.post(
+            "/connectors",
+            json={
+                "name": f"src-{i:03d}",
+                "config": {
+                    "connector.class": "VerifiableSource",
+                    "tasks.max": str(args.tasks),
+                    "topic": f"bench-{i:03d}",
+                    "throughput": "1",
+                },
+            },
+        )
+        response.raise_for_status()
+    want = args.connectors * args.tasks
+
+    def all_counting() -> bool:
+        tasks = client.get("/ops/tasks").json()["tasks"]
+        running = [t for t in tasks if t["state"] == "RUNNING" and t["records_out"]]
+        return len(running) == want
+
+    _wait(all_counting, f"{want} running tasks with records")
+    return time.perf_counter() - started
+
+
+def _figures(
+    args,
+    setup_s: float,
+    scrapes: list[float],
+    text: str,
+    ops: list[float],
+    console_ops: list[float],
+    renders: list[float],
+    note: str,
+) -> dict:
+    """The JSON object the benchmark prints (keys: the module docstring)."""
+    samples = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
+    scrapes = sorted(scrapes)
+    return {
+        "metrics_scrape_ms": round(statistics.median(scrapes), 1),
+        "metrics_scrape_p95_ms": round(scrapes[int(0.95 * (len(scrapes) - 1))], 1),
+        "metrics_bytes": len(text.encode()),
+        "metrics_samples": samples,
+        "ops_tasks_ms": round(statistics.median(ops), 1),
+        "ops_connectors_ms": round(statistics.median(console_ops), 1),
+        "console_first_render_200_ms": round(statistics.median(renders), 1) if renders else None,
+        "console_first_render_max_ms": round(max(renders), 1) if renders else None,
+        **({"console_note": note} if note else {}),
+        "setup_s": round(setup_s, 1),
+        "connectors": args.connectors,
+        "tasks_per_connector": args.tasks,
+        "scrapes": args.scrapes,
+        "console_loads": len(renders),
+    }
+
+
+def main() -> None:
+    args = _parse_args()
+    work = Path(args.dir or tempfile.mkdtemp(prefix="ops-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    proc = _start_worker(work, port)
     url = f"http://127.0.0.1:{port}"
     try:
         with httpx.Client(base_url=url, timeout=60) as client:
-
-            def ready() -> bool:
-                if proc.poll() is not None:
-                    raise SystemExit((work / "worker.err").read_text(errors="replace")[-3000:])
-                try:
-                    return client.get("/").status_code == 200
-                except httpx.TransportError:
-                    return False
-
-            _wait(ready, "the REST API")
-            started = time.perf_counter()
-            for i in range(args.connectors):
-                response = client.post(
-                    "/connectors",
-                    json={
-                        "name": f"src-{i:03d}",
-                        "config": {
-                            "connector.class": "VerifiableSource",
-                            "tasks.max": str(args.tasks),
-                            "topic": f"bench-{i:03d}",
-                            "throughput": "1",
-                        },
-                    },
-                )
-                response.raise_for_status()
-            want = args.connectors * args.tasks
-
-            def all_counting() -> bool:
-                tasks = client.get("/ops/tasks").json()["tasks"]
-                running = [t for t in tasks if t["state"] == "RUNNING" and t["records_out"]]
-                return len(running) == want
-
-            _wait(all_counting, f"{want} running tasks with records")
-            setup_s = time.perf_counter() - started
+            setup_s = _set_up(client, proc, work, args)
             _timed(client, "/metrics", 2)  # warm up (imports, first describe of topics)
             scrapes, response = _timed(client, "/metrics", args.scrapes)
             text = response.text
@@ -175,38 +228,10 @@ def main() -> None:
             console_ops, _ = _timed(client, "/ops/connectors", max(3, args.scrapes // 4))
             renders, note = _console_renders(url, args.connectors, args.loads, work)
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(120)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        _stop_worker(proc)
         if not args.dir:
             shutil.rmtree(work, ignore_errors=True)
-    samples = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
-    scrapes.sort()
-    print(
-        json.dumps(
-            {
-                "metrics_scrape_ms": round(statistics.median(scrapes), 1),
-                "metrics_scrape_p95_ms": round(scrapes[int(0.95 * (len(scrapes) - 1))], 1),
-                "metrics_bytes": len(text.encode()),
-                "metrics_samples": samples,
-                "ops_tasks_ms": round(statistics.median(ops), 1),
-                "ops_connectors_ms": round(statistics.median(console_ops), 1),
-                "console_first_render_200_ms": round(statistics.median(renders), 1)
-                if renders
-                else None,
-                "console_first_render_max_ms": round(max(renders), 1) if renders else None,
-                **({"console_note": note} if note else {}),
-                "setup_s": round(setup_s, 1),
-                "connectors": args.connectors,
-                "tasks_per_connector": args.tasks,
-                "scrapes": args.scrapes,
-                "console_loads": len(renders),
-            }
-        )
-    )
+    print(json.dumps(_figures(args, setup_s, scrapes, text, ops, console_ops, renders, note)))
 
 
 if __name__ == "__main__":
