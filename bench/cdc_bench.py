@@ -229,9 +229,9 @@ def _cdc_config(url: str, **extra: str) -> dict[str, str]:
     }
 
 
-def snapshot_rows_per_s(url: str, *, rows: int = 1_000_000) -> dict[str, Any]:
-    import tempfile
-
+def make_snap_table(url: str, rows: int) -> None:
+    """The snapshot figures' table `snap`: `rows` rows of 10 columns (ids 1..rows);
+    bench/peers_bench.py snapshots and changes the same table."""
     conn = _pg(url)
     with conn.cursor() as cur:
         cur.execute(
@@ -246,6 +246,12 @@ def snapshot_rows_per_s(url: str, *, rows: int = 1_000_000) -> dict[str, Any]:
         )
         cur.execute("VACUUM ANALYZE snap")
     conn.close()
+
+
+def snapshot_rows_per_s(url: str, *, rows: int = 1_000_000) -> dict[str, Any]:
+    import tempfile
+
+    make_snap_table(url, rows)
     sampler = _RssSampler()
     with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder, sampler:
         began = time.perf_counter()
