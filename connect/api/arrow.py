@@ -243,7 +243,7 @@ _FILE_TEMPORAL: dict[str, tuple[Type, pa.DataType]] = {
 }
 _NANO = "io.debezium.time.NanoTimestamp"
 # PgJDBC's ±infinity stand-ins, which a MicroTimestamp carries for ±infinity
-# (`connectors.postgres.columns`): a ZonedTimestamp's `infinity` lands as the same.
+# (`connectors.postgres.calendar_math`): a ZonedTimestamp's `infinity` lands as the same.
 _INFINITY_US = 9_223_372_036_825_200_000
 _NEG_INFINITY_US = -9_223_372_036_832_400_000
 _ISO = re.compile(

@@ -85,7 +85,8 @@ from connectors.jdbc.types import (
     DBZ_TIMESTAMP,
     DBZ_ZONED_TIMESTAMP,
 )
-from connectors.postgres.columns import BOOL, TIMESTAMPTZ, Table
+from connectors.postgres.columns import BOOL, TIMESTAMPTZ
+from connectors.postgres.tables import Table
 
 __all__ = ["CopyArrowParser"]
 

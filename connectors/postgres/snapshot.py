@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -32,20 +33,12 @@ import pyarrow as pa
 
 from connect.api import ConnectError, Schema, SourceBatch, SourceRecord, Struct, arrow
 from connectors.postgres import pgoutput as pgo
-from connectors.postgres.columns import (
-    FLOAT4,
-    FLOAT8,
-    INT2,
-    INT4,
-    INT8,
-    OID,
-    Table,
-    copy_unescape,
-)
+from connectors.postgres.columns import FLOAT4, FLOAT8, INT2, INT4, INT8, OID
 from connectors.postgres.copy_arrow import CopyArrowParser
 from connectors.postgres.envelope import CONNECTOR, SOURCE_SCHEMA, VERSION
+from connectors.postgres.tables import Table
 
-__all__ = ["SnapshotPhase", "TableSnapshot", "parse_copy_text"]
+__all__ = ["SnapshotPhase", "TableSnapshot", "copy_unescape", "parse_copy_text"]
 
 _NO_ESCAPES = {
     INT2,
@@ -65,6 +58,34 @@ _NO_ESCAPES = {
     2950,
 }
 _DONE = object()
+
+
+_COPY_ESCAPES = {
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+}
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)")
+
+
+def _unescape_one(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code in _COPY_ESCAPES:
+        return _COPY_ESCAPES[code]
+    if code[0] == "x" and len(code) > 1:
+        return chr(int(code[1:], 16))
+    if code[0].isdigit():
+        return chr(int(code, 8))
+    return code
+
+
+def copy_unescape(text: str) -> str:
+    """A field of COPY's text format without its backslash escapes."""
+    return _ESCAPE.sub(_unescape_one, text) if "\\" in text else text
 
 
 def parse_copy_text(

@@ -23,7 +23,8 @@ One task. How it runs:
    in the new snapshot's rows).
 4. Streaming: `START_REPLICATION` with pgoutput (proto_version 1) from the offset's
    `lsn_commit`; each message is parsed (`connectors.postgres.pgoutput`) and becomes
-   Debezium's change events (`connectors.postgres.envelope`): c / u / d / t, a
+   Debezium's change events (`connectors.postgres.changes`, in the envelope of
+   `connectors.postgres.envelope`): c / u / d / t, a
    tombstone after each delete (`tombstones.on.delete`), a primary-key change as a
    delete + tombstone + create, `before` holding the old row only under REPLICA
    IDENTITY FULL (for deletes, otherwise, the key columns, other required columns
@@ -65,14 +66,11 @@ from connect.api import (
     ConfigValue,
     ConnectError,
     RecordMetadata,
-    Schema,
     SourceConnector,
     SourceRecord,
     SourceTask,
-    Struct,
-    Type,
 )
-from connectors.postgres import pgoutput as pgo
+from connectors.postgres.changes import ChangeEvents
 from connectors.postgres.checks import (
     check_privileges,
     check_server,
@@ -80,7 +78,6 @@ from connectors.postgres.checks import (
     quote,
     slot_state,
 )
-from connectors.postgres.columns import Table, list_tables, read_table
 from connectors.postgres.config import (
     CONFIG,
     connection_params,
@@ -88,17 +85,9 @@ from connectors.postgres.config import (
     parse_config,
     type_options,
 )
-from connectors.postgres.envelope import (
-    CONNECTOR,
-    HEARTBEAT_KEY_SCHEMA,
-    HEARTBEAT_VALUE_SCHEMA,
-    PLACEHOLDER,
-    VERSION,
-    envelope_schema,
-    zero_value,
-)
-from connectors.postgres.envelope import SOURCE_SCHEMA as _SOURCE
+from connectors.postgres.envelope import VERSION
 from connectors.postgres.snapshot import SnapshotPhase
+from connectors.postgres.tables import Table, list_tables, read_table
 
 __all__ = ["PostgresCdcSourceConnector", "PostgresCdcSourceTask"]
 
@@ -195,8 +184,6 @@ class PostgresCdcSourceTask(SourceTask):
         self._durable_lsn = 0
         self._flushed_lsn = 0
         self._tables: dict[str, Table] = {}  # by schema.table
-        self._relations: dict[int, Table | None] = {}  # relation oid -> captured table
-        self._envelopes: dict[str, Schema] = {}
 
         self._conn = _connect(self._params, self._key)
         self._conn.autocommit = True
@@ -212,6 +199,17 @@ class PostgresCdcSourceTask(SourceTask):
                         self._tables[table.qualified] = table
                 ensure_publication(cur, self._cfg, selected)
                 slot = slot_state(cur, self._slot, self._db)
+            self._events = ChangeEvents(
+                prefix=self._prefix,
+                db=self._db,
+                partition=self._partition,
+                types=self._types,
+                skipped=self._skipped,
+                tombstones=self._tombstones,
+                captures=self._filter,
+                tables=self._tables,
+                reread=self._reread,
+            )
             offset = self.context.offset_storage_reader.offset(self._partition)
             self._start_position(offset, slot)
         except BaseException:
@@ -224,7 +222,6 @@ class PostgresCdcSourceTask(SourceTask):
             not offset.get("snapshot") or bool(offset.get("last_snapshot_record"))
         )
         wants = mode == "always" or (mode in ("initial", "initial_only") and not completed)
-        self._resume: dict[str, Any] | None = None
         if wants:
             if slot is not None:
                 # the slot's position is not our snapshot's: start both anew together
@@ -237,7 +234,7 @@ class PostgresCdcSourceTask(SourceTask):
                 slot=self._slot,
                 connect=lambda: _connect(self._params, self._key),
                 tables=list(self._tables.values()),
-                envelope=self._envelope,
+                envelope=self._events.envelope,
                 prefix=self._prefix,
                 db=self._db,
                 partition=self._partition,
@@ -261,8 +258,13 @@ class PostgresCdcSourceTask(SourceTask):
         if offset is not None and offset.get("lsn_commit") is not None:
             start = int(offset["lsn_commit"])
             if int(offset.get("lsn", 0)) > start and offset.get("txId") is not None:
-                self._resume = {"txId": int(offset["txId"]), "lsn": int(offset["lsn"])}
+                self._events.resume = {"txId": int(offset["txId"]), "lsn": int(offset["lsn"])}
         self._start_streaming(start)
+
+    def _reread(self, schema: str, name: str) -> Table | None:
+        """A captured table read from the catalog again (a relation changed)."""
+        with self._conn.cursor() as cur:
+            return read_table(cur, schema, name, self._prefix, types=self._types)
 
     def _open_replication(self) -> None:
         conn = _connect(
@@ -276,11 +278,7 @@ class PostgresCdcSourceTask(SourceTask):
     # ------------------------------------------------------------- streaming
 
     def _start_streaming(self, start_lsn: int) -> None:
-        self._last_commit = start_lsn
-        self._xid: int | None = None
-        self._commit_us = 0
-        self._tx_lsn = 0
-        self._skip_upto = 0
+        self._events.restart(start_lsn)
         self._last_heartbeat = time.monotonic()
         try:
             with self._lock:
@@ -317,7 +315,7 @@ class PostgresCdcSourceTask(SourceTask):
         out: list[SourceRecord] = []
         deadline = time.monotonic() + self._poll_s
         cursor = self._cursor
-        self._tx_first = 0  # a transaction still open continues in this batch
+        self._events.new_batch()
         limit = self._batch
         while len(out) < limit and not self._stopping.is_set():
             with self._lock:
@@ -336,226 +334,19 @@ class PostgresCdcSourceTask(SourceTask):
                 except (OSError, ValueError):
                     break
                 continue
-            self._handle(msg.data_start, msg.payload, out)
+            self._events.handle(msg.data_start, msg.payload, out)
         if self._heartbeat_s and not out:
             self._maybe_heartbeat(out)
         return out or None
 
-    def _handle(self, lsn: int, payload: bytes, out: list[SourceRecord]) -> None:
-        tag = payload[0]
-        if tag == 0x42:  # Begin
-            begin = pgo.parse(payload)
-            self._xid = begin.xid
-            self._commit_us = begin.commit_time_us
-            self._skip_upto = 0
-            if self._resume is not None and self._resume["txId"] == begin.xid:
-                self._skip_upto = self._resume["lsn"]
-            self._resume = None
-            self._tx_first = len(out)
-            return
-        if tag == 0x43:  # Commit
-            commit = pgo.parse(payload)
-            self._last_commit = commit.end_lsn
-            if len(out) > self._tx_first and out[-1].source_offset is not None:
-                # the transaction is complete with its last record: say so in its offset
-                last = out[-1].source_offset
-                done = dict(last, lsn_commit=commit.end_lsn)
-                for rec in reversed(out[self._tx_first :]):
-                    if rec.source_offset is not last:
-                        break
-                    rec.source_offset = done  # a delete and its tombstone share one
-            self._xid = None
-            return
-        if tag == 0x52:  # Relation
-            self._relation(pgo.parse(payload))
-            return
-        if tag in (0x49, 0x55, 0x44, 0x54):  # Insert, Update, Delete, Truncate
-            if lsn <= self._skip_upto:
-                return  # emitted before the restart
-            self._change(lsn, pgo.parse(payload), out)
-        # Origin, Type and Message carry nothing we emit
-
-    def _relation(self, rel: pgo.Relation) -> None:
-        if not self._filter(rel.schema, rel.name):
-            self._relations[rel.oid] = None
-            return
-        qualified = f"{rel.schema}.{rel.name}"
-        table = self._tables.get(qualified)
-        names = [c.name for c in rel.columns]
-        oids = [c.type_oid for c in rel.columns]
-        if table is None or not table.same_shape(names, oids) or table.oid != rel.oid:
-            with self._conn.cursor() as cur:
-                table = read_table(cur, rel.schema, rel.name, self._prefix, types=self._types)
-            if table is None or not table.same_shape(names, oids):
-                table = Table(  # gone or changed again since: the message's own shape
-                    oid=rel.oid,
-                    schema=rel.schema,
-                    name=rel.name,
-                    columns=names,
-                    type_oids=oids,
-                    typmods=[c.type_modifier for c in rel.columns],
-                    not_null=[False] * len(names),
-                    primary_key=[c.name for c in rel.columns if c.key],
-                    replica_identity=rel.replica_identity,
-                ).build(self._prefix, self._types)
-            self._tables[qualified] = table
-            self._envelopes.pop(qualified, None)
-        self._relations[rel.oid] = table
-
-    def _envelope(self, table: Table) -> Schema:
-        schema = self._envelopes.get(table.qualified)
-        if schema is None:
-            schema = envelope_schema(table.topic, table.value_schema)
-            self._envelopes[table.qualified] = schema
-        return schema
-
-    def _source(self, table: Table, lsn: int, ts_ms: int) -> Struct:
-        return Struct.trusted(
-            _SOURCE,
-            [
-                VERSION,
-                CONNECTOR,
-                self._prefix,
-                ts_ms,
-                "false",
-                self._db,
-                f'["{self._last_commit}","{lsn}"]',
-                table.schema,
-                table.name,
-                self._xid,
-                lsn,
-                None,
-            ],
-        )
-
-    def _row(self, table: Table, texts: list[Any] | None, key_only: bool = False) -> Any:
-        if texts is None:
-            return None
-        values = table.convert(texts)
-        fields = table.value_schema.fields
-        for i, v in enumerate(values):
-            if v is pgo.UNCHANGED_TOAST:
-                s = fields[i].schema
-                values[i] = (
-                    PLACEHOLDER
-                    if s.type is Type.STRING
-                    else PLACEHOLDER.encode()
-                    if s.type is Type.BYTES
-                    else zero_value(s)
-                )
-            elif v is None and key_only and not fields[i].schema.optional:
-                values[i] = zero_value(fields[i].schema)
-        return Struct.trusted(table.value_schema, values)
-
-    def _key_of(self, table: Table, row: Struct | None) -> Any:
-        if table.key_schema is None or row is None:
-            return None
-        vals = row.values()
-        return Struct.trusted(table.key_schema, [vals[i] for i in table.key_indexes])
-
-    def _change(self, lsn: int, msg: Any, out: list[SourceRecord]) -> None:
-        if isinstance(msg, pgo.Truncate):
-            if "t" in self._skipped:
-                return
-            for oid in msg.relation_oids:
-                table = self._relations.get(oid)
-                if table is not None:
-                    self._emit(table, lsn, "t", None, None, None, out)
-            return
-        table = self._relations.get(msg.relation_oid)
-        if table is None:
-            return
-        if isinstance(msg, pgo.Insert):
-            if "c" not in self._skipped:
-                after = self._row(table, msg.new)
-                self._emit(table, lsn, "c", None, after, self._key_of(table, after), out)
-        elif isinstance(msg, pgo.Update):
-            if "u" in self._skipped:
-                return
-            after = self._row(table, msg.new)
-            before = (
-                self._row(table, msg.old, key_only=msg.old_kind == "K")
-                if msg.old_kind == "O"
-                else None
-            )
-            key = self._key_of(table, after)
-            old_key = None
-            if msg.old is not None and table.key_schema is not None:
-                old_key = self._key_of(table, self._row(table, msg.old, key_only=True))
-            if old_key is not None and old_key != key:  # the primary key changed
-                self._emit(
-                    table, lsn, "d", before or self._row(table, msg.old, True), None, old_key, out
-                )
-                self._emit(table, lsn, "c", None, after, key, out)
-            else:
-                self._emit(table, lsn, "u", before, after, key, out)
-        elif isinstance(msg, pgo.Delete):
-            if "d" in self._skipped:
-                return
-            before = self._row(table, msg.old, key_only=msg.old_kind == "K")
-            self._emit(table, lsn, "d", before, None, self._key_of(table, before), out)
-
-    def _emit(
-        self,
-        table: Table,
-        lsn: int,
-        op: str,
-        before: Any,
-        after: Any,
-        key: Any,
-        out: list[SourceRecord],
-    ) -> None:
-        ts_ms = self._commit_us // 1000
-        value = Struct.trusted(
-            self._envelope(table),
-            [before, after, self._source(table, lsn, ts_ms), op, int(time.time() * 1000)],
-        )
-        offset = {
-            "lsn": lsn,
-            "txId": self._xid,
-            "ts_usec": self._commit_us,
-            "lsn_commit": self._last_commit,
-            "lsn_proc": lsn,
-        }
-        key_schema = table.key_schema if op != "t" else None
-        if op == "t":
-            key = None
-        env = self._envelope(table)
-        out.append(
-            SourceRecord.of(table.topic, key_schema, key, env, value, self._partition, offset)
-        )
-        if op == "d" and self._tombstones:
-            out.append(
-                SourceRecord.of(table.topic, key_schema, key, None, None, self._partition, offset)
-            )
-
     def _maybe_heartbeat(self, out: list[SourceRecord]) -> None:
-        if not self._heartbeat_s or self._xid is not None:
+        if not self._heartbeat_s or self._events.xid is not None:
             return
         now = time.monotonic()
         if now - self._last_heartbeat < self._heartbeat_s:
             return
         self._last_heartbeat = now
-        position = max(self._last_commit, int(self._cursor.wal_end or 0))
-        self._last_commit = position
-        offset = {
-            "lsn": position,
-            "txId": None,
-            "ts_usec": int(time.time() * 1_000_000),
-            "lsn_commit": position,
-            "lsn_proc": position,
-        }
-        out.append(
-            SourceRecord.of(
-                f"__debezium-heartbeat.{self._prefix}",
-                HEARTBEAT_KEY_SCHEMA,
-                Struct.trusted(HEARTBEAT_KEY_SCHEMA, [self._prefix]),
-                HEARTBEAT_VALUE_SCHEMA,
-                Struct.trusted(HEARTBEAT_VALUE_SCHEMA, [int(time.time() * 1000)]),
-                self._partition,
-                offset,
-            )
-        )
+        out.append(self._events.heartbeat(int(self._cursor.wal_end or 0)))
 
     # ---------------------------------------------------------------- commit
 

@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 
 from connect.api import ConnectError, DataError, Struct, Type
 from connect.api.arrow import batch_from_values, to_connect
-from connectors.postgres.columns import Table, TypeOptions, read_table
+from connectors.postgres.columns import TypeOptions
 from connectors.postgres.config import connection_params
 from connectors.postgres.copy_arrow import CopyArrowParser
 from connectors.postgres.snapshot import parse_copy_text
+from connectors.postgres.tables import Table, read_table
 from tests.connectors.postgres.helpers import run
 
 # ------------------------------------------------------------------- comparing

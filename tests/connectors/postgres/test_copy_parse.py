@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connect.api import ConnectError
-from connectors.postgres.columns import copy_unescape, text_converter
-from connectors.postgres.snapshot import parse_copy_text
+from connectors.postgres.columns import text_converter
+from connectors.postgres.snapshot import copy_unescape, parse_copy_text
 
 INT4, INT8, FLOAT8, TEXT, NUMERIC, BOOL, TIMESTAMPTZ = 23, 20, 701, 25, 1700, 16, 1184
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from connect.api import ConfigError, DataError, Struct
 from connectors.jdbc.types import from_variable_scale_decimal
-from connectors.postgres import columns
+from connectors.postgres import text_values
 from connectors.postgres.columns import (
     DATE,
     INTERVAL,
@@ -25,13 +25,12 @@ from connectors.postgres.columns import (
     TIMESTAMP,
     TIMESTAMPTZ,
     TIMETZ,
-    Table,
     TypeOptions,
     column_type,
-    read_table,
 )
 from connectors.postgres.config import connection_params, parse_config, type_options
 from connectors.postgres.envelope import zero_value
+from connectors.postgres.tables import Table, read_table
 from tests.connectors.postgres.helpers import Driver, config, db, run
 
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -251,13 +250,13 @@ def test_other_session_settings_give_the_same_values(
     finally:
         conn.close()
     parsed: list[str] = []
-    slow = columns._zoned_slow
+    slow = text_values.zoned_slow
 
     def spy(text: str, digits: int) -> str:
         parsed.append(text)
         return slow(text, digits)
 
-    monkeypatch.setattr(columns, "_zoned_slow", spy)
+    monkeypatch.setattr(text_values, "zoned_slow", spy)
     d = Driver(config(postgres_url))
     try:
         snapshot = d.poll_count(1)[0]

@@ -232,7 +232,7 @@ def test_zoned_infinity_lands_as_a_micro_timestamps_infinity() -> None:
             ("us", debezium_schema("io.debezium.time.MicroTimestamp")),
         ]
     )
-    # the values a MicroTimestamp carries for ±infinity (connectors.postgres.columns)
+    # the values a MicroTimestamp carries for ±infinity (connectors.postgres.calendar_math)
     values = [
         Struct(both).put("zoned", "infinity").put("us", 9_223_372_036_825_200_000),
         Struct(both).put("zoned", "-infinity").put("us", -9_223_372_036_832_400_000),
