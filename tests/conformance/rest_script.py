@@ -4,7 +4,8 @@ configs both run, the states a step waits for (`Wait`), and the steps (`SCRIPT`)
 
 A step's `path` names the side's connectors `{src}` (a FileStreamSource), `{snk}` (a
 FileStreamSink reading the source's topic), `{bad}` (a sink whose task fails at start:
-its file's directory does not exist) and `{missing}` (never created); each side puts
+its file's directory does not exist), `{init}` (created STOPPED) and `{missing}` (never
+created); each side puts
 its own prefix before the name (`k-src`, `t-src`), and before its topic, because the
 two workers share a broker and a sink's consumer group is `connect-<name>` on both.
 """
@@ -49,7 +50,8 @@ class Side:
         return f"{self.prefix}-lines"
 
     def send(self, step: Step) -> Answer:
-        path = step.path.format(**{r: self.name(r) for r in ("src", "snk", "bad", "missing")})
+        roles = ("src", "snk", "bad", "init", "missing")
+        path = step.path.format(**{r: self.name(r) for r in roles})
         headers = {"Content-Type": step.content_type}
         content = step.raw
         if content is None and step.body is not None:
@@ -140,7 +142,7 @@ def gone(role: str) -> Wait:
 
 @dataclass(frozen=True)
 class Step:
-    """One call. `path` names the side's connectors `{src}`, `{snk}`, `{bad}` and
+    """One call. `path` names the side's connectors `{src}`, `{snk}`, `{bad}`, `{init}` and
     `{missing}` (never created); `body` is JSON or made per side; `raw` is sent as it
     is. `before`/`then`: states both sides reach before and after the call. `maps`:
     paths of objects keyed by data (see differential.shape); `states`: compare `state`
@@ -187,6 +189,7 @@ def _sink_offsets(partition: dict[str, Any]) -> Callable[[Side], dict[str, Any]]
 SCRIPT: tuple[Step, ...] = (
     # ---- the worker and its plugins
     get("root", "/"),
+    get("health", "/health"),
     get("plugins", "/connector-plugins"),
     get("plugins-every-kind", "/connector-plugins?connectorsOnly=false"),
     get("plugins-bad-flag", "/connector-plugins?connectorsOnly=maybe"),
@@ -277,6 +280,8 @@ SCRIPT: tuple[Step, ...] = (
     get("task-status-unknown-task", "/connectors/{src}/tasks/7/status"),
     get("task-status-not-a-number", "/connectors/{src}/tasks/x/status"),
     get("offsets-running", "/connectors/{src}/offsets", before=offsets("src")),
+    get("topics", "/connectors/{src}/topics", maps=("$",)),
+    Step("topics-reset-running", "PUT", "/connectors/{src}/topics/reset"),
     get("sink-offsets-running", "/connectors/{snk}/offsets", before=offsets("snk")),
     Step("alter-offsets-running", "PATCH", "/connectors/{src}/offsets", _source_offsets(2)),
     Step("reset-offsets-running", "DELETE", "/connectors/{src}/offsets"),
@@ -422,6 +427,22 @@ SCRIPT: tuple[Step, ...] = (
     get("unknown-path", "/no/such/path"),
     get("unknown-subpath", "/connectors/{src}/nothing-here"),
     # ---- deletes
+    # ---- a connector created STOPPED
+    Step(
+        "create-stopped",
+        "POST",
+        "/connectors",
+        lambda s: {"name": s.name("init"), "config": source(s), "initial_state": "STOPPED"},
+        then=state("init", "STOPPED"),
+    ),
+    get("status-created-stopped", "/connectors/{init}/status", states=True),
+    Step(
+        "create-bad-initial-state",
+        "POST",
+        "/connectors",
+        lambda s: {"name": s.name("x"), "config": source(s), "initial_state": "ASLEEP"},
+    ),
+    Step("delete-created-stopped", "DELETE", "/connectors/{init}", then=gone("init")),
     Step("delete-sink", "DELETE", "/connectors/{snk}", then=gone("snk")),
     Step("delete-sink-again", "DELETE", "/connectors/{snk}"),
     Step("delete", "DELETE", "/connectors/{src}", then=gone("src")),

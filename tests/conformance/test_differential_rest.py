@@ -87,6 +87,7 @@ KNOWN_DIFFERENCES: dict[str, Known] = {
     "create-empty-body": _MALFORMED,
     "create-array-body": _MALFORMED,
     "create-without-config": _MALFORMED,
+    "create-bad-initial-state": _MALFORMED,
     "put-config-malformed-json": _MALFORMED,
     "logger-set-malformed-json": _MALFORMED,
     "validate-unknown-plugin": _VALIDATE,
