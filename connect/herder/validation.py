@@ -207,7 +207,8 @@ def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> di
     pairs: list[tuple[ConfigKey, ConfigValue]] = []
     base_keys = base.keys()
     for value in base.validate(config):
-        if value.name == "name" and value.value is not None:
+        if value.name == "name" and value.value is not None and not value.errors:
+            # Only past the key's own check: an empty name is one error, as in Kafka.
             problem = validate_connector_name(str(value.value))
             if problem:
                 value.errors.append(problem)
