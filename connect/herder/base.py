@@ -66,6 +66,7 @@ from connect.storage import (
     TargetState,
     partition_key,
 )
+from connect.worker.source_transactions import exactly_once_enabled
 from connect.worker.worker import Worker
 from log import Log, TopicPartition, fsync_dir, read_text, write_atomic
 
@@ -162,6 +163,11 @@ class LogHerder:
                 log,
                 self.config["offset.storage.topic"],
                 partitions=self.config["offset.storage.partitions"],
+                # Exactly-once tasks write offsets in transactions: an aborted one
+                # must not count (connect.worker.source_transactions).
+                isolation_level="read_committed"
+                if exactly_once_enabled(self.config)
+                else "read_uncommitted",
             )
         )
         self.status = StatusStore(
@@ -358,7 +364,7 @@ class LogHerder:
         if stored:  # a config read back with its secrets masked keeps them
             config = restore_secrets(config, stored, self._secret_keys({**stored, **config}))
         keys = self._secret_keys(config)
-        infos = validate_connector_config(self.plugins, config)
+        infos = self.validate_connector_config(config)
         unrestored = [
             f"{key}: the value holds {HIDDEN}, the mask shown in place of a secret, and "
             f"connector {name} has no stored secret there to keep; send the secret itself"
@@ -597,7 +603,13 @@ class LogHerder:
     # ------------------------------------------------------ plugins, validation
 
     def validate_connector_config(self, config: dict[str, str]) -> dict[str, Any]:
-        return validate_connector_config(self.plugins, config)
+        return validate_connector_config(
+            self.plugins,
+            config,
+            exactly_once_source_support=str(
+                self.config.get("exactly.once.source.support") or "disabled"
+            ),
+        )
 
     def connector_plugins(self, *, connectors_only: bool = True) -> list[dict[str, str]]:
         out = [

@@ -26,6 +26,7 @@ from connect.api import (
     NotFoundError,
     Password,
     SinkConnector,
+    SourceConnector,
 )
 from connect.herder.api import BadRequestError
 from connect.herder.secrets import (
@@ -42,6 +43,7 @@ from connect.worker.connector_config import (
     SOURCE_CONNECTOR_CONFIG,
     validate_connector_name,
 )
+from connect.worker.source_transactions import exactly_once_problems
 
 __all__ = [
     "config_key_info",
@@ -188,8 +190,11 @@ def _predicate_keys(
     return [(predicate, predicate_value), (negate, negate_value)]
 
 
-def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> dict[str, Any]:
-    """Kafka's ConfigInfos for a candidate connector config."""
+def validate_connector_config(
+    plugins: Plugins, config: Mapping[str, str], *, exactly_once_source_support: str = "disabled"
+) -> dict[str, Any]:
+    """Kafka's ConfigInfos for a candidate connector config (a source's exactly-once
+    keys checked against the worker's `exactly.once.source.support`)."""
     keys = password_keys(plugins, config)
     secrets = config_secrets(config, keys)
     class_name = config.get("connector.class")
@@ -215,6 +220,12 @@ def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> di
         pairs.append((base_keys[value.name], value))
     if sink:
         _check_sink_topics(config, {v.name: v for _, v in pairs})
+    elif isinstance(connector, SourceConnector):
+        by_name = {v.name: v for _, v in pairs}
+        for key, errors in exactly_once_problems(
+            connector, config, exactly_once_source_support
+        ).items():
+            by_name[key].errors.extend(errors)
     own = connector.config()
     own_keys = own.keys()
     try:

@@ -21,7 +21,7 @@ from typing import Any
 
 from connect.storage.table import Table
 
-__all__ = ["EPOCH_HEADER", "OffsetStore", "partition_key"]
+__all__ = ["EPOCH_HEADER", "OffsetStore", "encode_offsets", "partition_key"]
 
 EPOCH_HEADER = "tributary.epoch"
 
@@ -79,20 +79,10 @@ class OffsetStore:
     ) -> None:
         """Write offsets given as {partition_key: (partition, offset or None)}: a task's
         commit with its worker's `epoch` (0 standalone), an operator's edit with None."""
-        items = [
-            (
-                key,
-                None
-                if offset is None
-                else json.dumps(offset, sort_keys=True, separators=(",", ":")).encode(),
-            )
-            for key, (_partition, offset) in offsets.items()
-        ]
         if epoch is None:
             self._table.refresh()  # the latest epochs, whoever wrote them
             epoch = self._edit_epoch(offsets)
-        headers = () if not epoch else ((EPOCH_HEADER, str(epoch).encode()),)
-        self._table.write(items, headers)
+        self._table.write(*encode_offsets(offsets, epoch))
 
     def _edit_epoch(self, keys: Iterable[bytes]) -> int:
         """The epoch of a write that is no task's (an operator's edit, a deletion): the
@@ -107,6 +97,25 @@ class OffsetStore:
 
     def stop(self) -> None:
         self._table.stop()
+
+
+def encode_offsets(
+    offsets: Mapping[bytes, tuple[Mapping[str, Any], Mapping[str, Any] | None]], epoch: int
+) -> tuple[list[tuple[bytes, bytes | None]], tuple[tuple[str, bytes], ...]]:
+    """The offsets topic's records for {partition_key: (partition, offset or None)}:
+    (key, value) pairs and the headers each carries. One encoding for the store's own
+    writes and for an exactly-once task's, which appends them in its transaction."""
+    items = [
+        (
+            key,
+            None
+            if offset is None
+            else json.dumps(offset, sort_keys=True, separators=(",", ":")).encode(),
+        )
+        for key, (_partition, offset) in offsets.items()
+    ]
+    headers = () if not epoch else ((EPOCH_HEADER, str(epoch).encode()),)
+    return items, headers
 
 
 def _epoch(headers: tuple) -> int:

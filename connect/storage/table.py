@@ -67,12 +67,25 @@ class MemoryTable:
 
 
 class LogTable:
-    """A table kept in a compacted topic of `log` (created on first use)."""
+    """A table kept in a compacted topic of `log` (created on first use).
 
-    def __init__(self, log: Log, topic: str, *, partitions: int = 1) -> None:
+    `isolation_level="read_committed"` replays only committed transactions, up to each
+    partition's last stable offset: the table of a topic that exactly-once source
+    tasks write inside their transactions (connect.worker.source_transactions), where
+    an aborted offset must never count."""
+
+    def __init__(
+        self,
+        log: Log,
+        topic: str,
+        *,
+        partitions: int = 1,
+        isolation_level: str = "read_uncommitted",
+    ) -> None:
         self._log = log
         self.topic = topic
         self._partitions = partitions
+        self._isolation = isolation_level
         self._positions: list[int] = []
         self._apply: Apply | None = None
         self._headers = False
@@ -100,9 +113,7 @@ class LogTable:
                 end = self._log.latest_offset(self.topic, p)
                 position = max(position, self._log.earliest_offset(self.topic, p))
                 while position < end:
-                    records = self._log.read(self.topic, p, position, max_bytes=4 << 20)
-                    if not records:
-                        break
+                    records = self._read(p, position)
                     for rec in records:
                         if rec.key is None:
                             continue
@@ -110,8 +121,31 @@ class LogTable:
                             self._apply(rec.key, rec.value, rec.headers)
                         else:
                             self._apply(rec.key, rec.value)
-                    position = records[-1].offset + 1
+                    # Past control batches and aborted transactions a read skipped.
+                    after = getattr(records, "next_offset", None)
+                    if after is None:
+                        after = records[-1].offset + 1 if records else position
+                    if after <= position:
+                        break  # caught up (read_committed: at the last stable offset)
+                    position = after
                 self._positions[p] = position
+
+    def _read(self, p: int, position: int) -> list:
+        if self._isolation == "read_uncommitted":  # the log's default: no extra argument
+            return self._log.read(self.topic, p, position, max_bytes=4 << 20)
+        return self._log.read(
+            self.topic, p, position, max_bytes=4 << 20, isolation_level=self._isolation
+        )
+
+    def behind(self) -> list[int]:
+        """The partitions whose replay has not reached their log end offset yet (with
+        read_committed: held back by an open transaction), after a refresh."""
+        self.refresh()
+        return [
+            p
+            for p, position in enumerate(self._positions)
+            if position < self._log.latest_offset(self.topic, p)
+        ]
 
     def write(self, items: list[tuple[bytes, bytes | None]], headers: Headers = ()) -> None:
         if not items:

@@ -204,6 +204,19 @@ WORKER_CONFIG = (
         "Cluster id of distributed workers.",
     )
     .define(
+        "exactly.once.source.support",
+        ConfigType.STRING,
+        "disabled",
+        one_of("disabled", "preparing", "enabled"),
+        Importance.HIGH,
+        "Exactly-once source support (KIP-618): 'enabled' writes each source task's "
+        "records and its source offsets in one log transaction, fences a task's "
+        "previous generation before the new one starts, and has sinks read committed "
+        "records only; 'preparing' (Kafka's step of a rolling upgrade) runs tasks as "
+        "'disabled' does. Standalone workers support it too (the embedded log has "
+        "transactions).",
+    )
+    .define(
         "group.storage.topic",
         ConfigType.STRING,
         "connect-group",

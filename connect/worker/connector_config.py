@@ -177,18 +177,25 @@ SOURCE_CONNECTOR_CONFIG = COMMON_CONNECTOR_CONFIG.merged(
         ConfigType.STRING,
         "requested",
         one_of("requested", "required"),
-        Importance.LOW,
-        "",
+        Importance.MEDIUM,
+        "'required': refuse this connector unless it says it can run exactly once with "
+        "this config and the worker's exactly.once.source.support is 'enabled'; "
+        "'requested': run exactly once wherever the worker has it on.",
         group="Exactly Once Support",
+        order_in_group=1,
     )
     .define(
         "transaction.boundary",
         ConfigType.STRING,
         "poll",
         one_of("poll", "interval", "connector"),
-        Importance.LOW,
-        "",
+        Importance.MEDIUM,
+        "Where a task's transaction ends (exactly-once on): 'poll', after every "
+        "non-empty batch of records poll() returns; 'interval', every "
+        "transaction.boundary.interval.ms; 'connector', where the task asks through "
+        "its TransactionContext.",
         group="Exactly Once Support",
+        order_in_group=2,
     )
     .define(
         "transaction.boundary.interval.ms",
@@ -196,8 +203,10 @@ SOURCE_CONNECTOR_CONFIG = COMMON_CONNECTOR_CONFIG.merged(
         None,
         None,
         Importance.LOW,
-        "",
+        "With transaction.boundary=interval: how often a transaction commits (default: "
+        "the worker's offset.flush.interval.ms).",
         group="Exactly Once Support",
+        order_in_group=3,
     )
     .define(
         "offsets.storage.topic",

@@ -108,6 +108,12 @@ class Acknowledgements:
             self._metrics.fsync(time.perf_counter() - started)
             self.written.clear()
 
+    def drop(self) -> None:
+        """Forget the queued acknowledgements: their records were never written (an
+        aborted transaction)."""
+        self._acks, self._records = [], 0
+        self.written.clear()
+
     def deliver(self) -> None:
         """Call the queued acknowledgements in the order queued (the records are
         durable: the caller has just fsynced what they were appended to)."""

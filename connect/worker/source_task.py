@@ -35,6 +35,13 @@ Acknowledgements: `commit_record` (and its batch forms) is called once a record 
 durable, so it waits for an fsync that covers it: step 2 of the offset commit, or
 sooner (steps 1 and 2 alone, `_acknowledge`) when too many wait or for too long. The
 queue and why it is bounded so: `connect.worker.source_acks`.
+
+Exactly-once (`exactly.once.source.support=enabled`): the same steps 1 to 5, but every
+append goes into the task's open transaction and the offset commit is the
+transaction's commit, with the offsets inside it, at the connector's transaction
+boundary; acknowledgements wait for that commit. The transactions' own steps:
+`connect.worker.source_transactions`. The at-least-once path is untouched by it: one
+branch per poll, none per record.
 """
 
 from __future__ import annotations
@@ -54,12 +61,14 @@ from connect.api import (
     SourceRecord,
     SourceTask,
     SourceTaskContext,
+    TransactionContext,
 )
 from connect.api.batches import SourceBatch
 from connect.errors import RetryWithTolerance, Stage
 from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
 from connect.worker.source_acks import Acknowledgements, Landed
+from connect.worker.source_transactions import ExactlyOnceSteps, SourceTransactions
 from connect.worker.task_base import StatusListener, WorkerTask
 from log import KeyPartitioner, Log, TopicExistsError
 
@@ -73,18 +82,29 @@ TopicCreator = Callable[[str], None]
 
 
 class _OffsetReader(OffsetStorageReader):
-    def __init__(self, store: OffsetStore, connector: str) -> None:
+    def __init__(self, store: OffsetStore | SourceTransactions, connector: str) -> None:
         self._store = store
         self._connector = connector
 
     def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        if isinstance(self._store, SourceTransactions):
+            return self._store.offset(self._connector, partition)
         return self._store.get(self._connector, partition)
 
 
 class _Context(SourceTaskContext):
-    def __init__(self, configs: Mapping[str, str], reader: OffsetStorageReader) -> None:
+    def __init__(
+        self,
+        configs: Mapping[str, str],
+        reader: OffsetStorageReader,
+        transactions: SourceTransactions | None = None,
+    ) -> None:
         self._configs = dict(configs)
         self._reader = reader
+        self._transactions = transactions
+
+    def transaction_context(self) -> TransactionContext | None:
+        return None if self._transactions is None else self._transactions.context
 
     @property
     def configs(self) -> Mapping[str, str]:
@@ -106,7 +126,7 @@ _TIMESTAMP = operator.attrgetter("timestamp")
 _TOPIC = operator.attrgetter("topic")
 
 
-class WorkerSourceTask(WorkerTask):
+class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
     def __init__(
         self,
         connector: str,
@@ -126,8 +146,12 @@ class WorkerSourceTask(WorkerTask):
         on_status: StatusListener,
         paused: bool = False,
         on_topic: Callable[[str], None] | None = None,
+        transactions: SourceTransactions | None = None,
     ) -> None:
         super().__init__(connector, task, on_status=on_status, paused=paused)
+        #: Exactly-once: appends go into the task's transactions (module docstring).
+        self._txn = transactions
+        self._append_records = log.append if transactions is None else transactions.append
         self._on_topic = on_topic
         self.plugin = plugin
         self.props = dict(props)
@@ -171,11 +195,28 @@ class WorkerSourceTask(WorkerTask):
     # ------------------------------------------------------------------ lifecycle
 
     def initialize_and_start(self) -> None:
-        self.plugin.initialize(_Context(self.props, _OffsetReader(self._offsets, self.connector)))
+        txn = self._txn
+        if txn is not None:
+            txn.start()  # fences the task's predecessor, then reads the offsets back
+        reader = _OffsetReader(txn or self._offsets, self.connector)
+        self.plugin.initialize(_Context(self.props, reader, txn))
         self.plugin.start(self.props)
 
     def iterate(self) -> None:
-        # Step 1
+        if self._txn is not None:
+            return self._iterate_exactly_once(self._txn)
+        records = self._poll()
+        if records:
+            if not self.may_write():
+                return  # fenced: the work's next owner polls these again from the offsets
+            self._send_polled(records)
+        if self._acks.due():
+            self._acknowledge()
+        self._maybe_commit()
+        return None
+
+    def _poll(self) -> list[Any] | None:
+        """Step 1, counted in the task's metrics."""
         started = time.perf_counter()
         try:
             records = self.plugin.poll()
@@ -186,34 +227,47 @@ class WorkerSourceTask(WorkerTask):
         if records:
             metrics = self.metrics
             metrics.batch(time.perf_counter() - started)
-            batches = SourceBatch in set(map(type, records))
-            metrics.records_polled += (
-                sum(len(r) if type(r) is SourceBatch else 1 for r in records)
-                if batches
-                else len(records)
-            )
-            if not self.may_write():
-                return  # fenced: the work's next owner polls these again from the offsets
-            if batches:
-                self._send_mixed(records)
+            if SourceBatch in set(map(type, records)):
+                metrics.records_polled += sum(
+                    len(r) if type(r) is SourceBatch else 1 for r in records
+                )
             else:
-                self._send(records)
-        if self._acks.due():
-            self._acknowledge()
-        self._maybe_commit()
+                metrics.records_polled += len(records)
+        return records
+
+    def _send_polled(self, records: list[Any]) -> None:
+        """Steps 2 to 5 for what a poll returned."""
+        if SourceBatch in set(map(type, records)):
+            self._send_mixed(records)
+        else:
+            self._send(records)
 
     def commit_final(self) -> None:
+        if self._txn is not None and self._txn.boundary == "connector":
+            return self._commit_final_by_connector(self._txn)
+        self.commit_offsets()
+        return None
+
+    def commit_on_pause(self) -> None:
+        """A pause commits the open transaction whatever the boundary (Kafka's: a
+        paused task must not hold readers of its topics behind an open one)."""
         self.commit_offsets()
 
     def commit_after_failure(self) -> None:
         """The offsets of what is already in the log (see the module docstring): a
-        restart goes on after them rather than writing them again."""
+        restart goes on after them rather than writing them again. Exactly-once: the
+        open transaction is aborted instead (a failed task commits nothing)."""
+        if self._txn is not None:
+            self._abort_transaction()
+            return
         self.commit_offsets()
 
     def stop_plugin(self) -> None:
         self.plugin.stop()
 
     def close_resources(self) -> None:
+        if self._txn is not None:
+            self._txn.close()
         for converter in (self._key_converter, self._value_converter, self._header_converter):
             with contextlib.suppress(Exception):
                 converter.close()
@@ -303,7 +357,7 @@ class WorkerSourceTask(WorkerTask):
         topic = batch.topic
         stamp = int(time.time() * 1000) if batch.timestamp is None else batch.timestamp
         stamps = [stamp] * len(values)
-        offsets = self._data_log.append(topic, p, values, keys=keys, timestamps=stamps)
+        offsets = self._append_records(topic, p, values, keys=keys, timestamps=stamps)
         self._acks.written.add((topic, p))
         self.metrics.records_written += len(values)
         self.metrics.log_appends += 1
@@ -481,7 +535,7 @@ class WorkerSourceTask(WorkerTask):
         if stamps.count(None) != len(stamps):
             now = int(time.time() * 1000)
             timestamps = [now if t is None else t for t in stamps]
-        offsets = self._data_log.append(
+        offsets = self._append_records(
             topic,
             p,
             values,
@@ -539,6 +593,8 @@ class WorkerSourceTask(WorkerTask):
         hook thinks of them; a restart must not write them again), then the error
         goes on to fail the task."""
         self._last_commit = time.monotonic()
+        if self._txn is not None:
+            return self._commit_transaction(self._txn)
         if self.lease_lapsed():
             return
         if not self._pending:

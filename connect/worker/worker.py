@@ -45,6 +45,7 @@ from connect.worker.lease import Lease
 from connect.worker.process_task import ProcessTask
 from connect.worker.sink_task import WorkerSinkTask
 from connect.worker.source_task import WorkerSourceTask
+from connect.worker.source_transactions import task_transactions
 from connect.worker.task_base import WorkerTask
 from log import FileLog, Log, TopicConfig, TopicExistsError
 
@@ -460,6 +461,15 @@ class Worker:
             on_status=on_status,
             paused=parts.paused,
             on_topic=on_topic,
+            transactions=task_transactions(
+                self.log,
+                self.config,
+                self.worker_id,
+                f"{name}-{index}",
+                parts.parsed,
+                parts.cprops,
+                self.offsets,
+            ),
         )
 
     def _offset_flush_interval_ms(self) -> int:
