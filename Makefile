@@ -51,7 +51,7 @@ jvm:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-bench: $(STAMP) bytecode postgres chromium
+bench: $(STAMP) bytecode postgres chromium jvm
 	$(BIN)/python bench/log_bench.py
 	$(BIN)/python bench/pipeline_bench.py
 	$(BIN)/python bench/registry_bench.py
@@ -60,6 +60,7 @@ bench: $(STAMP) bytecode postgres chromium
 	$(BIN)/python bench/lake_bench.py
 	$(BIN)/python bench/ops_bench.py
 	$(BIN)/python bench/cluster_bench.py
+	$(BIN)/python bench/peers_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info test-artifacts
