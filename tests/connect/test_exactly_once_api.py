@@ -20,6 +20,7 @@ from connect.api import (
 )
 from connectors.file.source import FileStreamSourceConnector
 from connectors.jdbc.source import JdbcSourceConnector
+from connectors.postgres.source import PostgresCdcSourceConnector
 from connectors.s3.source import S3SourceConnector
 from connectors.verifiable.source import VerifiableSourceConnector
 
@@ -40,6 +41,8 @@ SUPPORTED, UNSUPPORTED = ExactlyOnceSupport.SUPPORTED, ExactlyOnceSupport.UNSUPP
         (JdbcSourceConnector, {"mode": "sideways"}, None),  # invalid: validation says so
         (S3SourceConnector, {}, SUPPORTED),
         (VerifiableSourceConnector, {}, SUPPORTED),
+        # LSN offsets: a restart streams the replication slot from the stored one.
+        (PostgresCdcSourceConnector, {}, SUPPORTED),
     ],
 )
 def test_shipped_sources_answer_exactly_once_support(
@@ -50,7 +53,13 @@ def test_shipped_sources_answer_exactly_once_support(
 
 @pytest.mark.parametrize(
     "connector",
-    [FileStreamSourceConnector, JdbcSourceConnector, S3SourceConnector, VerifiableSourceConnector],
+    [
+        FileStreamSourceConnector,
+        JdbcSourceConnector,
+        PostgresCdcSourceConnector,
+        S3SourceConnector,
+        VerifiableSourceConnector,
+    ],
 )
 def test_shipped_sources_leave_transaction_boundaries_to_the_worker(
     connector: type[SourceConnector],
