@@ -14,7 +14,7 @@ confluent-kafka, which a worker on the embedded log never needs.
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from log.api import Log
+from log.api import Log, TransactionalProducer
 from log.config import TopicConfig
 from log.consumer import Consumer
 from log.errors import (
@@ -22,14 +22,17 @@ from log.errors import (
     InvalidConfigError,
     InvalidRecordError,
     InvalidTopicError,
+    InvalidTxnStateError,
     LockTimeoutError,
     LogClosedError,
     LogError,
     LogNotFoundError,
     NoOffsetForPartitionError,
     OffsetOutOfRangeError,
+    ProducerFencedError,
     TopicDeletedError,
     TopicExistsError,
+    TransactionError,
     UnknownTopicOrPartitionError,
 )
 from log.filelog import FileLog
@@ -37,6 +40,7 @@ from log.fsutil import FileLock, fsync_dir, read_text, write_atomic
 from log.partitioner import KeyPartitioner, partition_for_key
 from log.producer import Producer
 from log.records import (
+    Fetched,
     Header,
     OffsetAndMetadata,
     PartitionDescription,
@@ -61,12 +65,14 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Consumer",
     "CorruptRecordError",
+    "Fetched",
     "FileLock",
     "FileLog",
     "Header",
     "InvalidConfigError",
     "InvalidRecordError",
     "InvalidTopicError",
+    "InvalidTxnStateError",
     "KafkaLog",
     "KeyPartitioner",
     "LockTimeoutError",
@@ -79,12 +85,15 @@ __all__ = [
     "OffsetOutOfRangeError",
     "PartitionDescription",
     "Producer",
+    "ProducerFencedError",
     "Record",
     "TopicConfig",
     "TopicDeletedError",
     "TopicDescription",
     "TopicExistsError",
     "TopicPartition",
+    "TransactionError",
+    "TransactionalProducer",
     "UnknownTopicOrPartitionError",
     "fsync_dir",
     "partition_for_key",

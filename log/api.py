@@ -5,6 +5,13 @@ the CLI call only these methods, so switching backends changes no caller.
 Offsets follow Kafka: `latest_offset` is the log end offset (the offset the next
 record will get); reading at it returns nothing; reading past it or before the log
 start raises OffsetOutOfRangeError.
+
+Transactions follow Kafka's model (docs/log-format.md, "Transactions"):
+`transactional_producer(id)` hands out a `TransactionalProducer`; `read` takes
+`isolation_level` ("read_uncommitted", the default as in Kafka, or "read_committed":
+committed records only, below `last_stable_offset`). Neither level returns control
+records; a read whose last batches were skipped returns a list with `next_offset`
+(log.records.Fetched), where the next read starts.
 """
 
 from __future__ import annotations
@@ -15,7 +22,43 @@ from typing import Protocol, runtime_checkable
 from log.group import GroupMember
 from log.records import Header, OffsetAndMetadata, Record, TopicDescription, TopicPartition
 
-__all__ = ["Log"]
+__all__ = ["Log", "TransactionalProducer"]
+
+
+@runtime_checkable
+class TransactionalProducer(Protocol):
+    """A producer of transactions for one transactional.id, as Kafka's transactional
+    producer (log.transactions has the lifecycle, numbered). Raises
+    ProducerFencedError once a newer producer of the id exists (final: close it),
+    InvalidTxnStateError for a call out of order."""
+
+    transactional_id: str
+
+    def init_transactions(self) -> None: ...
+
+    def begin_transaction(self) -> None: ...
+
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None = None,
+        timestamps: Sequence[int] | None = None,
+        headers: Sequence[Sequence[Header]] | None = None,
+        compression: str | None = None,
+    ) -> range: ...
+
+    def send_offsets_to_transaction(
+        self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
+    ) -> None: ...
+
+    def commit_transaction(self) -> None: ...
+
+    def abort_transaction(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @runtime_checkable
@@ -58,7 +101,10 @@ class Log(Protocol):
         *,
         max_records: int | None = None,
         max_bytes: int = 1 << 20,
+        isolation_level: str = "read_uncommitted",
     ) -> list[Record]: ...
+
+    def last_stable_offset(self, topic: str, partition: int) -> int: ...
 
     def earliest_offset(self, topic: str, partition: int) -> int: ...
 
@@ -67,6 +113,11 @@ class Log(Protocol):
     def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None: ...
 
     def flush(self, topic: str | None = None, partition: int | None = None) -> None: ...
+
+    # -- transactions ---------------------------------------------------------
+    def transactional_producer(
+        self, transactional_id: str, *, transaction_timeout_ms: int = 60_000
+    ) -> TransactionalProducer: ...
 
     # -- consumer groups ------------------------------------------------------
     def commit_offsets(

@@ -180,12 +180,18 @@ class ProducerFencedError(TransactionError):
         current_epoch: int,
         topic: str | None = None,
         partition: int | None = None,
+        *,
+        reason: str | None = None,
     ) -> None:
         self.producer_id = producer_id
         self.epoch = epoch
         self.current_epoch = current_epoch
         self.topic = topic
         self.partition = partition
+        self.reason = reason
+        if reason is not None:  # the backend knows no ids (a Kafka client's error)
+            super().__init__(f"producer fenced by a newer one of its transactional.id: {reason}")
+            return
         where = f" (writing to {topic}-{partition})" if topic is not None else ""
         super().__init__(
             f"producer {producer_id} epoch {epoch} is fenced: epoch {current_epoch} is newer{where}"

@@ -57,7 +57,7 @@ from log.records import (
     TopicDescription,
     TopicPartition,
 )
-from log.transactions import DEFAULT_TRANSACTION_TIMEOUT_MS, TransactionalProducer
+from log.transactions import DEFAULT_TRANSACTION_TIMEOUT_MS, FileTransactionalProducer
 from log.txn_coordinator import TransactionCoordinator
 
 __all__ = ["FileLog"]
@@ -365,10 +365,10 @@ class FileLog:
         transactional_id: str,
         *,
         transaction_timeout_ms: int = DEFAULT_TRANSACTION_TIMEOUT_MS,
-    ) -> TransactionalProducer:
+    ) -> FileTransactionalProducer:
         """A producer of transactions for `transactional_id` (call its
         `init_transactions()` first; see log.transactions)."""
-        return TransactionalProducer(
+        return FileTransactionalProducer(
             self,
             self.transactions,
             transactional_id,

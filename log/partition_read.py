@@ -46,24 +46,17 @@ from typing import TYPE_CHECKING
 from log.batch import ATTR_CONTROL, ATTR_TXN_BITS, BatchHeader, decode_records, parse_producer
 from log.errors import CorruptRecordError, OffsetOutOfRangeError
 from log.fsutil import FileLock
-from log.records import Record
+from log.records import Fetched, Record
 from log.segment import ScannedBatch, Segment
 
 if TYPE_CHECKING:
     from log.partition_txn import TxnView
 
-__all__ = ["READ_COMMITTED", "READ_UNCOMMITTED", "Fetched", "PartitionReading"]
+__all__ = ["READ_COMMITTED", "READ_UNCOMMITTED", "PartitionReading"]
 
 READ_UNCOMMITTED = "read_uncommitted"
 READ_COMMITTED = "read_committed"
 _NO_STOP = 1 << 62
-
-
-class Fetched(list[Record]):
-    """Records of a read whose last batches were skipped (control batches, aborted
-    transactions): `next_offset` is where the next read starts, past them."""
-
-    next_offset: int
 
 
 def _cut_usable(cut: tuple, offset: int, seg: Segment, stop: int, ranges: dict | None) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 __all__ = [
+    "Fetched",
     "Header",
     "OffsetAndMetadata",
     "PartitionDescription",
@@ -74,3 +75,11 @@ class TopicDescription:
     @property
     def size_bytes(self) -> int:
         return sum(p.size_bytes for p in self.partitions)
+
+
+class Fetched(list[Record]):
+    """Records of a read whose last batches were skipped (control batches, aborted
+    transactions): `next_offset` is where the next read starts, past them. Why a
+    list: callers that only want the records need not know (read returns a list)."""
+
+    next_offset: int

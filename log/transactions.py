@@ -1,6 +1,8 @@
 """The transactional producer handle: what the worker's exactly-once source support
 uses, in the shape of Kafka's transactional Producer, so that FileLog and KafkaLog
-offer the same calls.
+offer the same calls (the `log.api.TransactionalProducer` protocol).
+`TransactionalProducerBase` holds the lifecycle both share; `FileTransactionalProducer`
+is FileLog's (log.kafka.transactions has KafkaLog's).
 
 Lifecycle (numbered as Kafka's producer API):
   1. `init_transactions()`: the coordinator gives the transactional.id a new epoch;
@@ -25,8 +27,9 @@ thread at a time, as Kafka's producer's transactional calls are.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from log.batch import ProducerSection
 from log.compression import CODEC_IDS
@@ -43,10 +46,15 @@ if TYPE_CHECKING:
     from log.filelog import FileLog
     from log.txn_coordinator import TransactionCoordinator
 
-__all__ = ["DEFAULT_TRANSACTION_TIMEOUT_MS", "TransactionalProducer"]
+__all__ = [
+    "DEFAULT_TRANSACTION_TIMEOUT_MS",
+    "FileTransactionalProducer",
+    "TransactionalProducerBase",
+]
 
 DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000  # Kafka's transaction.timeout.ms default
 
+_T = TypeVar("_T")
 _UNINITIALIZED = "Uninitialized"
 _READY = "Ready"
 _IN_TRANSACTION = "InTransaction"
@@ -54,38 +62,21 @@ _FENCED = "Fenced"
 _CLOSED = "Closed"
 
 
-class TransactionalProducer:
-    """A producer of transactions on a FileLog (see the module docstring)."""
+class TransactionalProducerBase(ABC):
+    """The lifecycle of the module docstring, for any backend: the states, the order
+    of calls (InvalidTxnStateError otherwise), and a fenced producer staying fenced.
+    A backend writes the hooks (`_init`, `_append`, `_send_offsets`, `_end`)."""
 
-    def __init__(
-        self,
-        log: FileLog,
-        coordinator: TransactionCoordinator,
-        transactional_id: str,
-        *,
-        transaction_timeout_ms: int = DEFAULT_TRANSACTION_TIMEOUT_MS,
-    ) -> None:
+    def __init__(self, transactional_id: str, transaction_timeout_ms: int) -> None:
         if not transactional_id:
             raise InvalidConfigError("transactional.id", transactional_id, "must not be empty")
         if transaction_timeout_ms < 1:
             raise InvalidConfigError(
                 "transaction.timeout.ms", transaction_timeout_ms, "must be at least 1"
             )
-        self._log = log
-        self._coordinator = coordinator
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = transaction_timeout_ms
         self._state = _UNINITIALIZED
-        self._producer = ProducerSection(-1, -1, -1)
-        self._partitions: set[tuple[str, int]] = set()
-
-    @property
-    def producer_id(self) -> int:
-        return self._producer.producer_id
-
-    @property
-    def epoch(self) -> int:
-        return self._producer.producer_epoch
 
     def _expect(self, state: str, action: str) -> None:
         if self._state == _CLOSED:
@@ -93,18 +84,27 @@ class TransactionalProducer:
         if self._state != state:
             raise InvalidTxnStateError(self.transactional_id, self._state, action)
 
+    def _guarded(self, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """Run a hook; a ProducerFencedError leaves the handle fenced for good."""
+        try:
+            return call(*args, **kwargs)
+        except ProducerFencedError:
+            self._state = _FENCED
+            raise
+
     def init_transactions(self) -> None:
         """Step 1: fence older producers of the id and take its new epoch."""
         if self._state == _CLOSED:
             raise LogClosedError(f"transactional producer {self.transactional_id!r}")
-        meta = self._coordinator.init_producer(self.transactional_id, self.transaction_timeout_ms)
-        self._producer = meta.producer
+        if self._state not in (_UNINITIALIZED, _READY):
+            raise InvalidTxnStateError(self.transactional_id, self._state, "init transactions")
+        self._init()
         self._state = _READY
 
     def begin_transaction(self) -> None:
         """Step 2."""
         self._expect(_READY, "begin a transaction")
-        self._partitions = set()
+        self._guarded(self._begin)
         self._state = _IN_TRANSACTION
 
     def append(
@@ -121,26 +121,16 @@ class TransactionalProducer:
         """Step 3: one batch in the transaction; the offsets it got (visible to
         read_committed readers once the transaction commits)."""
         self._expect(_IN_TRANSACTION, "append")
-        part = self._log.partition(topic, partition)
-        codec_name = compression or part.config.compression_type
-        codec = CODEC_IDS.get("none" if codec_name == "producer" else codec_name)
-        if codec is None:
-            raise InvalidConfigError("compression.type", compression, "unknown codec")
-        self._add_partition(topic, partition)
-        try:
-            offsets = part.append_transactional(
-                self._producer,
-                values,
-                keys=keys,
-                timestamps=timestamps,
-                headers=headers,
-                codec=codec,
-            )
-        except Exception as exc:
-            self._fail(exc)
-            raise
-        self._log.notify_appended()
-        return offsets
+        return self._guarded(
+            self._append,
+            topic,
+            partition,
+            values,
+            keys=keys,
+            timestamps=timestamps,
+            headers=headers,
+            compression=compression,
+        )
 
     def send_offsets_to_transaction(
         self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
@@ -148,49 +138,19 @@ class TransactionalProducer:
         """Step 3: commit a consumer group's offsets inside the transaction (Kafka's
         sendOffsetsToTransaction): they count only if the transaction commits."""
         self._expect(_IN_TRANSACTION, "send offsets")
-        if not offsets:
-            return
-        self._log.offsets.ensure_topic()
-        keys, values = encode_commit(group, offsets, self._log.clock())
-        self.append(OFFSETS_TOPIC, 0, values, keys=keys)
-
-    def _add_partition(self, topic: str, partition: int) -> None:
-        if (topic, partition) in self._partitions:
-            return
-        pid, epoch = self._producer.producer_id, self._producer.producer_epoch
-        try:
-            self._coordinator.add_partitions(
-                self.transactional_id, pid, epoch, [(topic, partition)]
-            )
-        except Exception as exc:
-            self._fail(exc)
-            raise
-        self._partitions.add((topic, partition))
-
-    def _fail(self, exc: BaseException) -> None:
-        if isinstance(exc, ProducerFencedError):
-            self._state = _FENCED
+        if offsets:
+            self._guarded(self._send_offsets, group, offsets)
 
     def commit_transaction(self) -> None:
-        """Step 4: fsync the transaction's data, then the coordinator's commit."""
+        """Step 4: the data made durable, then the commit, in every partition."""
         self._expect(_IN_TRANSACTION, "commit")
-        for topic, partition in sorted(self._partitions):
-            self._log.flush(topic, partition)
-        self._end(commit=True)
+        self._guarded(self._end, commit=True)
+        self._state = _READY
 
     def abort_transaction(self) -> None:
         """Step 4, the other way: nothing of the transaction becomes visible."""
         self._expect(_IN_TRANSACTION, "abort")
-        self._end(commit=False)
-
-    def _end(self, *, commit: bool) -> None:
-        pid, epoch = self._producer.producer_id, self._producer.producer_epoch
-        try:
-            self._coordinator.end_transaction(self.transactional_id, pid, epoch, commit=commit)
-        except Exception as exc:
-            self._fail(exc)
-            raise
-        self._partitions = set()
+        self._guarded(self._end, commit=False)
         self._state = _READY
 
     def close(self) -> None:
@@ -202,10 +162,121 @@ class TransactionalProducer:
             # Fenced: a newer producer or the coordinator has aborted it already.
             with contextlib.suppress(ProducerFencedError):
                 self._end(commit=False)
-        self._state = _CLOSED
+        if self._state != _CLOSED:
+            self._state = _CLOSED
+            self._close()
 
-    def __enter__(self) -> TransactionalProducer:
+    def __enter__(self) -> TransactionalProducerBase:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @abstractmethod
+    def _init(self) -> None: ...
+
+    @abstractmethod
+    def _append(
+        self,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None,
+        timestamps: Sequence[int] | None,
+        headers: Sequence[Sequence[Header]] | None,
+        compression: str | None,
+    ) -> range: ...
+
+    @abstractmethod
+    def _send_offsets(
+        self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
+    ) -> None: ...
+
+    @abstractmethod
+    def _end(self, *, commit: bool) -> None: ...
+
+    def _begin(self) -> None:
+        """Start a transaction in the backend (nothing, by default: FileLog's starts
+        at its first partition)."""
+
+    def _close(self) -> None:
+        """Release what the backend holds (nothing, by default)."""
+
+
+class FileTransactionalProducer(TransactionalProducerBase):
+    """A producer of transactions on a FileLog: the coordinator's calls and the
+    partitions' transactional appends (see log.txn_coordinator)."""
+
+    def __init__(
+        self,
+        log: FileLog,
+        coordinator: TransactionCoordinator,
+        transactional_id: str,
+        *,
+        transaction_timeout_ms: int = DEFAULT_TRANSACTION_TIMEOUT_MS,
+    ) -> None:
+        super().__init__(transactional_id, transaction_timeout_ms)
+        self._log = log
+        self._coordinator = coordinator
+        self._producer = ProducerSection(-1, -1, -1)
+        self._partitions: set[tuple[str, int]] = set()
+
+    @property
+    def producer_id(self) -> int:
+        return self._producer.producer_id
+
+    @property
+    def epoch(self) -> int:
+        return self._producer.producer_epoch
+
+    def _init(self) -> None:
+        meta = self._coordinator.init_producer(self.transactional_id, self.transaction_timeout_ms)
+        self._producer = meta.producer
+        self._partitions = set()
+
+    def _append(
+        self,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None,
+        timestamps: Sequence[int] | None,
+        headers: Sequence[Sequence[Header]] | None,
+        compression: str | None,
+    ) -> range:
+        part = self._log.partition(topic, partition)
+        codec_name = compression or part.config.compression_type
+        codec = CODEC_IDS.get("none" if codec_name == "producer" else codec_name)
+        if codec is None:
+            raise InvalidConfigError("compression.type", compression, "unknown codec")
+        if (topic, partition) not in self._partitions:
+            # Added at the coordinator before the first batch lands there.
+            pid, epoch = self._producer.producer_id, self._producer.producer_epoch
+            self._coordinator.add_partitions(
+                self.transactional_id, pid, epoch, [(topic, partition)]
+            )
+            self._partitions.add((topic, partition))
+        offsets = part.append_transactional(
+            self._producer, values, keys=keys, timestamps=timestamps, headers=headers, codec=codec
+        )
+        self._log.notify_appended()
+        return offsets
+
+    def _send_offsets(
+        self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
+    ) -> None:
+        self._log.offsets.ensure_topic()
+        keys, values = encode_commit(group, offsets, self._log.clock())
+        self._append(
+            OFFSETS_TOPIC, 0, values, keys=keys, timestamps=None, headers=None, compression=None
+        )
+
+    def _end(self, *, commit: bool) -> None:
+        if commit:  # the data is durable before the commit is decided
+            for topic, partition in sorted(self._partitions):
+                self._log.flush(topic, partition)
+        pid, epoch = self._producer.producer_id, self._producer.producer_epoch
+        self._coordinator.end_transaction(self.transactional_id, pid, epoch, commit=commit)
+        self._partitions = set()

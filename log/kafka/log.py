@@ -9,7 +9,12 @@ What maps to what:
   append                an idempotent `acks=all` produce of the batch, returning
                         only after every record's delivery report (`log.kafka.writer`)
   read, offsets         an assigned consumer per partition, no group
-                        (`log.kafka.reader`); earliest/latest are the watermarks
+                        (`log.kafka.reader`); earliest/latest are the watermarks;
+                        read_uncommitted by default (Kafka's Java default; not
+                        librdkafka's), read_committed through a second pool of
+                        readers, whose high watermark is the last stable offset
+  transactions          a transactional confluent-kafka Producer per handle
+                        (`log.kafka.transactions`)
   commit/committed      OffsetCommit/OffsetFetch to the group coordinator
                         (`log.kafka.groups`)
   join_group            Kafka's group protocol (`log.kafka.groups.KafkaGroupMember`)
@@ -44,6 +49,7 @@ from log.kafka.groups import GroupOffsets, KafkaGroupMember
 from log.kafka.reader import ReaderPool
 from log.kafka.registry import REGISTRY_TOPIC, TopicRegistry
 from log.kafka.topics import TopicAdmin
+from log.kafka.transactions import KafkaTransactionalProducer
 from log.kafka.writer import Writer
 from log.names import validate_topic_name
 from log.records import (
@@ -95,6 +101,7 @@ class KafkaLog:
         self._append_seq = 0
         self._appended = threading.Condition(threading.Lock())
         self._readers = ReaderPool(self._config)
+        self._committed_readers: ReaderPool | None = None  # made on first use
         self._writer = Writer(self._config)
         self._groups = GroupOffsets(self._config)
         self._registry_ready = False
@@ -155,7 +162,9 @@ class KafkaLog:
     def delete_topic(self, name: str) -> None:
         self._check_open()
         self._topics.delete(name)
-        self._readers.forget(name)
+        for pool in (self._readers, self._committed_readers):
+            if pool is not None:
+                pool.forget(name)
 
     def list_topics(self, *, include_internal: bool = False) -> list[str]:
         self._check_open()
@@ -259,24 +268,71 @@ class KafkaLog:
         *,
         max_records: int | None = None,
         max_bytes: int = 1 << 20,
+        isolation_level: str = "read_uncommitted",
     ) -> list[Record]:
         self._check_open()
         self._check_partition(topic, partition)
-        return self._read(topic, partition, offset, max_records, max_bytes)
+        pool = self._pool(isolation_level)
+        return self._read(topic, partition, offset, max_records, max_bytes, pool)
+
+    def _pool(self, isolation_level: str) -> ReaderPool:
+        if isolation_level == "read_uncommitted":
+            return self._readers
+        if isolation_level != "read_committed":
+            raise ValueError(f"unknown isolation level {isolation_level!r}")
+        with self._lock:
+            if self._committed_readers is None:
+                self._committed_readers = ReaderPool(self._config, isolation_level="read_committed")
+            return self._committed_readers
+
+    def last_stable_offset(self, topic: str, partition: int) -> int:
+        """The partition's last stable offset: the high watermark a read_committed
+        reader is given (the first offset of the oldest open transaction, or the
+        log end)."""
+        self._check_open()
+        self._check_partition(topic, partition)
+        return self._watermarks(topic, partition, self._pool("read_committed"))[1]
+
+    def transactional_producer(
+        self,
+        transactional_id: str,
+        *,
+        transaction_timeout_ms: int = 60_000,
+        compression: str = "none",
+    ) -> KafkaTransactionalProducer:
+        """A producer of transactions for `transactional_id` (call its
+        `init_transactions()` first; see log.kafka.transactions)."""
+        self._check_open()
+        return KafkaTransactionalProducer(
+            self._config,
+            transactional_id,
+            transaction_timeout_ms=transaction_timeout_ms,
+            compression=compression,
+        )
 
     def _read(
-        self, topic: str, partition: int, offset: int, max_records: int | None, max_bytes: int
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_records: int | None,
+        max_bytes: int,
+        pool: ReaderPool | None = None,
     ) -> list[Record]:
+        pool = pool or self._readers
         while True:
-            reader = self._readers.get(topic, partition)
+            reader = pool.get(topic, partition)
             with reader.lock:
                 if reader.closed:  # evicted by another thread between get and lock
                     continue
                 return reader.read(offset, max_records, max_bytes)
 
-    def _watermarks(self, topic: str, partition: int) -> tuple[int, int]:
+    def _watermarks(
+        self, topic: str, partition: int, pool: ReaderPool | None = None
+    ) -> tuple[int, int]:
+        pool = pool or self._readers
         while True:
-            reader = self._readers.get(topic, partition)
+            reader = pool.get(topic, partition)
             with reader.lock:
                 if not reader.closed:
                     return reader.watermarks()
@@ -421,6 +477,8 @@ class KafkaLog:
         self._writer.close()
         self._groups.close()
         self._readers.close()
+        if self._committed_readers is not None:
+            self._committed_readers.close()
 
     def __enter__(self) -> KafkaLog:
         return self

@@ -15,6 +15,13 @@ Read protocol (numbered as in `PartitionReader.read`):
      or the end-of-partition event; wait for the first one at most `timeout_s` (it is
      there: step 1 saw it), never for more.
 
+Isolation: a reader reads at one level (`isolation.level`), read_uncommitted or
+read_committed; at read_committed the watermark of step 1 is the last stable offset
+(the broker answers ListOffsets at the consumer's level). Control records never
+reach the caller; when they (or aborted records, at read_committed) end a read, the
+result is a `Fetched` naming the consumer's position past them, where the next read
+starts, so a caught-up consumer's position is the end and not a marker before it.
+
 `ReaderPool` keeps the readers of recently read partitions (least recently used
 closed first): each consumer costs librdkafka threads and a connection per broker.
 Each reader has its own lock; different partitions are read in parallel.
@@ -31,7 +38,7 @@ import confluent_kafka
 
 from log.errors import OffsetOutOfRangeError
 from log.kafka.clients import ClientConfig, operation_error
-from log.records import Record
+from log.records import Fetched, Record
 
 __all__ = ["PartitionReader", "ReaderPool"]
 
@@ -57,13 +64,22 @@ _RESET = confluent_kafka.KafkaError._AUTO_OFFSET_RESET
 class PartitionReader:
     """Reads of one topic-partition (see the module docstring)."""
 
-    def __init__(self, config: ClientConfig, topic: str, partition: int) -> None:
+    def __init__(
+        self,
+        config: ClientConfig,
+        topic: str,
+        partition: int,
+        *,
+        isolation_level: str = "read_uncommitted",
+    ) -> None:
         self.topic = topic
         self.partition = partition
         self.lock = threading.Lock()
         self.closed = False
         self._timeout_s = config.timeout_s
-        self._consumer = confluent_kafka.Consumer(config.reader())
+        self._consumer = confluent_kafka.Consumer(
+            {**config.reader(), "isolation.level": isolation_level}
+        )
         self._next: int | None = None  # offset the buffered stream continues at
         self._buffer: deque[Record] = deque()
 
@@ -130,7 +146,22 @@ class PartitionReader:
             size += record_size
         if out:
             self._next = out[-1].offset + 1 if not self._buffer else self._buffer[0].offset
+        if not self._buffer:
+            return self._past_skipped(out, offset)
         return out
+
+    def _past_skipped(self, out: list[Record], offset: int) -> list[Record]:
+        """`out`, or a Fetched naming the consumer's position when it moved past
+        records it never delivered (control records, aborted ones at read_committed)."""
+        tp = confluent_kafka.TopicPartition(self.topic, self.partition)
+        position = self._consumer.position([tp])[0].offset
+        expected = out[-1].offset + 1 if out else offset
+        if position <= expected:
+            return out
+        self._next = position
+        fetched = Fetched(out)
+        fetched.next_offset = position
+        return fetched
 
     def _fill(self, high: int, deadline: float) -> bool:
         """Move fetched records into the buffer; False at the high watermark seen in
@@ -185,9 +216,12 @@ class PartitionReader:
 class ReaderPool:
     """Readers of recently read partitions, at most `size` open at once."""
 
-    def __init__(self, config: ClientConfig, *, size: int = 16) -> None:
+    def __init__(
+        self, config: ClientConfig, *, size: int = 16, isolation_level: str = "read_uncommitted"
+    ) -> None:
         self._config = config
         self._size = size
+        self._isolation_level = isolation_level
         self._lock = threading.Lock()
         self._readers: OrderedDict[tuple[str, int], PartitionReader] = OrderedDict()
 
@@ -197,7 +231,9 @@ class ReaderPool:
         with self._lock:
             reader = self._readers.get((topic, partition))
             if reader is None:
-                reader = PartitionReader(self._config, topic, partition)
+                reader = PartitionReader(
+                    self._config, topic, partition, isolation_level=self._isolation_level
+                )
                 self._readers[(topic, partition)] = reader
                 while len(self._readers) > self._size:
                     doomed.append(self._readers.popitem(last=False)[1])

@@ -20,7 +20,7 @@ from log.batch import ATTR_CONTROL, MAGIC_TXN, ProducerSection, encode_batch, pa
 from log.cleaner import clean_partition
 from log.errors import InvalidTxnStateError, ProducerFencedError
 from log.partition import Partition
-from log.partition_read import Fetched
+from log.records import Fetched
 from log.partition_txn import decode_txn_index
 from tests.conftest import ManualClock
 from tests.waiting import wait_until
