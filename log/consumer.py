@@ -6,14 +6,23 @@ moves as members come and go (`on_assign` / `on_revoke` are told). Positions sta
 at the group's committed offset, else at `auto_offset_reset` (earliest, latest,
 none); a position that fell out of the log (retention) is reset the same way.
 A subscribed topic deleted under the consumer is not a move: `poll()` raises
-TopicDeletedError (see `_heartbeat`).
+TopicDeletedError (see `_heartbeat`). A log that cannot be reached for now (a Kafka
+broker away) raises LogUnavailableError from `poll()` once nothing was read; records
+read before the failure are returned first, never dropped.
 With `enable_auto_commit`, positions are committed every `auto_commit_interval_ms`
 from `poll()`, before partitions are given up, and on `close()`.
+
+Partitions leave at the consumer's heartbeat, or earlier when the backend's member
+says so (`GroupMember.listen`): Kafka's coordinator revokes inside a poll, and what
+is committed there (auto-commit, or the `on_revoke` callback's own commits) is what
+the next owner starts from. A lost assignment (the member's session expired) goes to
+`on_lost` (by default `on_revoke`, as Kafka's listener), never with a commit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +30,8 @@ from collections.abc import Callable, Iterable, Sequence
 from log.api import Log
 from log.errors import (
     LogClosedError,
+    LogError,
+    LogUnavailableError,
     NoOffsetForPartitionError,
     OffsetOutOfRangeError,
     TopicDeletedError,
@@ -30,6 +41,7 @@ from log.records import OffsetAndMetadata, Record, TopicPartition
 
 __all__ = ["Consumer", "RebalanceCallback"]
 
+_log = logging.getLogger("log.consumer")
 RebalanceCallback = Callable[[set[TopicPartition]], None]
 _RESET_POLICIES = ("earliest", "latest", "none")
 #: After joining or a move, heartbeat every _SETTLE_HEARTBEAT_S for _SETTLE_S (see
@@ -81,6 +93,7 @@ class Consumer:
         self._member = None
         self._on_assign: RebalanceCallback | None = None
         self._on_revoke: RebalanceCallback | None = None
+        self._on_lost: RebalanceCallback | None = None
         self._last_heartbeat = 0.0
         self._settle_until = 0.0
         self._last_commit = time.monotonic()
@@ -101,13 +114,16 @@ class Consumer:
         *,
         on_assign: RebalanceCallback | None = None,
         on_revoke: RebalanceCallback | None = None,
+        on_lost: RebalanceCallback | None = None,
     ) -> None:
         """Join `group_id` and consume a share of these topics' partitions."""
         if self.group_id is None:
             raise ValueError("subscribe() needs a group_id")
         self._leave_group()
         self._on_assign, self._on_revoke = on_assign, on_revoke
+        self._on_lost = on_lost or on_revoke
         self._member = self._log.join_group(self.group_id, self.member_id, list(topics))
+        self._member.listen(self._revoked_by_group, self._lost_by_group)
         self._last_heartbeat = 0.0
         self._settle_until = time.monotonic() + _SETTLE_S
         self._heartbeat()
@@ -139,29 +155,55 @@ class Consumer:
         if now - self._last_heartbeat < interval:
             return
         self._last_heartbeat = now
-        target = member.target()
+        target = member.target()  # may revoke through `_revoked_by_group` meanwhile
         revoked = {tp for tp in self._assigned if tp not in target}
-        if revoked:
-            # Why: a topic deleted under us leaves the target too, but its partitions
-            # did not move to another member: the data is gone. Going on quietly would
-            # leave the reader idle forever (and commit positions into nothing).
-            gone = self._deleted(revoked)
-            if gone is not None:
-                raise TopicDeletedError(gone.topic, gone.partition)
-            if self.enable_auto_commit:
-                self._commit_positions(revoked)
-            if self._on_revoke is not None:
-                self._on_revoke(revoked)
-            for tp in revoked:
-                member.release(tp)
-                self._positions.pop(tp, None)
-                self._paused.discard(tp)
+        self._give_up(revoked, lost=False)
         gained = {tp for tp in target if tp not in self._assigned and member.acquire(tp)}
-        self._assigned = sorted((set(self._assigned) - revoked) | gained)
+        self._assigned = sorted(set(self._assigned) | gained)
         if revoked or gained:
             self._settle_until = now + _SETTLE_S
         if gained and self._on_assign is not None:
             self._on_assign(gained)
+
+    def _revoked_by_group(self, partitions: set[TopicPartition]) -> None:
+        """The member's coordinator takes `partitions` now, before they move."""
+        self._settle_until = time.monotonic() + _SETTLE_S
+        self._give_up(partitions & set(self._assigned), lost=False)
+
+    def _lost_by_group(self, partitions: set[TopicPartition]) -> None:
+        self._give_up(partitions & set(self._assigned), lost=True)
+
+    def _give_up(self, revoked: set[TopicPartition], *, lost: bool) -> None:
+        """Let `revoked` go: commit them (auto-commit; never when lost), tell the
+        callback, release them. They leave `_assigned` first, so a callback that
+        serves the group meanwhile cannot hand them over twice."""
+        if not revoked or self._member is None:
+            return
+        # Why: a topic deleted under us leaves the target too, but its partitions
+        # did not move to another member: the data is gone. Going on quietly would
+        # leave the reader idle forever (and commit positions into nothing).
+        gone = self._deleted(revoked)
+        if gone is not None:
+            raise TopicDeletedError(gone.topic, gone.partition)
+        member = self._member
+        self._assigned = [tp for tp in self._assigned if tp not in revoked]
+        try:
+            if self.enable_auto_commit and not lost:
+                try:
+                    self._commit_positions(revoked)
+                except LogError as exc:
+                    # As Kafka's consumer: a refused commit on revocation (librdkafka's
+                    # mock refuses them while rebalancing) is logged, not raised; the
+                    # next owner reads from the older offset: at-least-once.
+                    _log.warning("consumer %s: commit on revoke failed: %s", self.member_id, exc)
+            callback = self._on_lost if lost else self._on_revoke
+            if callback is not None:
+                callback(revoked)
+        finally:
+            for tp in revoked:
+                member.release(tp)
+                self._positions.pop(tp, None)
+                self._paused.discard(tp)
 
     def _deleted(self, partitions: set[TopicPartition]) -> TopicPartition | None:
         """The first of `partitions` (all assigned, so their topics existed) whose topic
@@ -177,6 +219,8 @@ class Consumer:
         if self._member is None:
             return
         owned = set(self._assigned)
+        member = self._member
+        member.listen(None, None)  # what the group revokes from here on is let go below
         try:
             if self.enable_auto_commit:
                 # A deleted topic's positions are not committed (the rest are): that
@@ -188,10 +232,10 @@ class Consumer:
         finally:
             # Whatever a callback did, the partitions must be let go, or no other
             # member (nor a restarted one in this process) could ever take them.
-            self._member.leave()
             self._member = None
             self._assigned = []
             self._positions.clear()
+            member.leave()
 
     # --------------------------------------------------------------- positions
 
@@ -286,8 +330,8 @@ class Consumer:
         for tp in active[self._rotate :] + active[: self._rotate]:
             if room <= 0:
                 break
-            position = self.position(tp)
             try:
+                position = self.position(tp)
                 records = self._log.read(
                     tp.topic,
                     tp.partition,
@@ -299,6 +343,13 @@ class Consumer:
             except OffsetOutOfRangeError:
                 self._positions[tp] = self._reset(tp)
                 continue
+            except LogUnavailableError:
+                # Why: the positions of the partitions read before moved on; dropping
+                # their records with the error would skip them. The next poll meets
+                # the outage again, with nothing in hand.
+                if out:
+                    break
+                raise
             if records:
                 self._positions[tp] = records[-1].offset + 1
                 out.append((tp, records))

@@ -17,6 +17,8 @@ The hierarchy, drawn so a caller can see what to catch::
     │   ├── ProducerFencedError     a newer producer (epoch) of the transactional.id exists
     │   └── InvalidTxnStateError    a call out of order (append before begin, say)
     ├── LogClosedError              a call on a log that was closed
+    ├── LogUnavailableError         the log's storage cannot be reached for now (a
+    │                               Kafka broker away): the same call may succeed later
     └── LogNotFoundError            a log opened to read (create=False) whose directory is missing
 
 Every exception keeps its facts as attributes (topic, partition, offset, path,
@@ -35,6 +37,7 @@ __all__ = [
     "LogClosedError",
     "LogError",
     "LogNotFoundError",
+    "LogUnavailableError",
     "NoOffsetForPartitionError",
     "OffsetOutOfRangeError",
     "ProducerFencedError",
@@ -151,6 +154,13 @@ class LockTimeoutError(LogError):
 class LogClosedError(LogError):
     def __init__(self, what: str = "log") -> None:
         super().__init__(f"{what} is closed")
+
+
+class LogUnavailableError(LogError):
+    """The log cannot be reached for now: a broker down or restarting, leadership
+    moving. Not the caller's failure: Kafka Connect's tasks ride out broker outages
+    (clients retry, a poll returns nothing), so a task backs off and calls again. A
+    mixin: a backend's own error class carries the facts (see log.kafka.errors)."""
 
 
 class LogNotFoundError(LogError):

@@ -46,6 +46,14 @@ class GroupMember(Protocol):
 
     def leave(self) -> None: ...
 
+    def listen(
+        self,
+        on_revoke: Callable[[set[TopicPartition]], None] | None,
+        on_lost: Callable[[set[TopicPartition]], None] | None,
+    ) -> None:
+        """Where a backend that takes partitions away by itself (Kafka's coordinator)
+        says so before they move; None, None stops it."""
+
 
 def assign_round_robin(
     members: Mapping[str, Iterable[str]], partition_counts: Mapping[str, int]
@@ -105,6 +113,14 @@ class FileGroupMember:
             json.dumps({"group": group, "member": member_id, "topics": self.topics}).encode(),
         )
         os.replace(tmp, self._path)
+
+    def listen(
+        self,
+        on_revoke: Callable[[set[TopicPartition]], None] | None,
+        on_lost: Callable[[set[TopicPartition]], None] | None,
+    ) -> None:
+        """Nothing to hook: a partition moves only once its consumer released it
+        (step 3), so its commit already comes before the move."""
 
     def members(self) -> dict[str, list[str]]:
         """Step 1: the live members and their subscriptions."""

@@ -12,16 +12,45 @@ broker auto-create topics, except the one step of `create_topic` that must (see
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import confluent_kafka
 
-from log.kafka.errors import KafkaOperationError
+from log.kafka.errors import KafkaOperationError, KafkaUnavailableError
 
-__all__ = ["ClientConfig", "ClusterInfo", "operation_error", "probe_cluster"]
+__all__ = ["UNAVAILABLE", "ClientConfig", "ClusterInfo", "operation_error", "probe_cluster"]
 
 _quiet = logging.getLogger("log.kafka.librdkafka")
+
+
+class _OncePerOutage(logging.Filter):
+    """Lets through one connection failure (librdkafka's FAIL lines) per client per
+    `REPEAT_S`. Why: every client retries its connections several times a second
+    while a broker is away, and each retry logged an ERROR: about 7,000 lines in a
+    30-second outage for one worker, burying the one warning that says what happens
+    (the tasks' "the log cannot be reached")."""
+
+    REPEAT_S = 60.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if not (isinstance(args, tuple) and len(args) == 3 and args[0] == "FAIL"):
+            return True
+        client = str(args[1])
+        now = time.monotonic()
+        if now - self._last.get(client, -self.REPEAT_S) < self.REPEAT_S:
+            return False
+        self._last[client] = now
+        return True
+
+
+_quiet.addFilter(_OncePerOutage())
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,16 +72,30 @@ class ClientConfig:
             **self.extra,
         }
 
+    @property
+    def delivery_timeout_s(self) -> float:
+        """How long an append waits for a broker to take its records: Kafka's producer
+        `delivery.timeout.ms` (librdkafka's `message.timeout.ms`), 120 s unless the
+        client config says otherwise, never less than the request timeout. Why not the
+        request timeout (10 s) as before: a source task's appends then failed, and the
+        task with them, whenever the broker was away for more than 10 s; Kafka
+        Connect's ride out two minutes."""
+        given = self.extra.get("delivery.timeout.ms", self.extra.get("message.timeout.ms"))
+        ms = int(given) if given is not None else 120_000  # type: ignore[call-overload]
+        return max(ms / 1000, self.timeout_s)
+
     def producer(self, compression: str) -> dict[str, object]:
-        return {
+        settings = {
             **self.base(),
             "acks": "all",
             "enable.idempotence": True,
             "compression.type": compression,
             "allow.auto.create.topics": False,
             "linger.ms": 1,
-            "message.timeout.ms": int(self.timeout_s * 1000),
+            "message.timeout.ms": int(self.delivery_timeout_s * 1000),
         }
+        settings.pop("delivery.timeout.ms", None)  # an alias: librdkafka takes one
+        return settings
 
     def reader(self) -> dict[str, object]:
         """A consumer used with assign/seek only: no group membership, no commits."""
@@ -106,9 +149,40 @@ def probe_cluster(admin: confluent_kafka.admin.AdminClient, timeout_s: float) ->
     )
 
 
-def operation_error(operation: str, exc: BaseException) -> KafkaOperationError:
-    """Our error for a librdkafka failure (a KafkaException or a KafkaError)."""
+_KE = confluent_kafka.KafkaError
+#: Failures that mean "the cluster cannot be reached for now": no broker answered in
+#: time, or a leader or the group coordinator is moving. Raised as
+#: KafkaUnavailableError, a LogUnavailableError, which the runtime's tasks ride out.
+UNAVAILABLE = frozenset(
+    {
+        _KE._TRANSPORT,
+        _KE._ALL_BROKERS_DOWN,
+        _KE._DESTROY_BROKER,  # a broker left the cluster's metadata; its leaders move
+        _KE._TIMED_OUT,
+        _KE._MSG_TIMED_OUT,
+        _KE._WAIT_COORD,
+        _KE._RESOLVE,
+        _KE.REQUEST_TIMED_OUT,
+        _KE.NETWORK_EXCEPTION,
+        _KE.LEADER_NOT_AVAILABLE,
+        _KE.NOT_LEADER_FOR_PARTITION,
+        _KE.COORDINATOR_NOT_AVAILABLE,
+        _KE.NOT_COORDINATOR,
+        _KE.COORDINATOR_LOAD_IN_PROGRESS,
+        _KE.NOT_ENOUGH_REPLICAS,
+        _KE.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    }
+)
+
+
+def operation_error(
+    operation: str, exc: BaseException, *, unavailable: frozenset[int] = UNAVAILABLE
+) -> KafkaOperationError:
+    """Our error for a librdkafka failure (a KafkaException or a KafkaError): a
+    KafkaUnavailableError for the codes in `unavailable`."""
     err = exc.args[0] if isinstance(exc, confluent_kafka.KafkaException) and exc.args else exc
     if isinstance(err, confluent_kafka.KafkaError):
+        if err.code() in unavailable:
+            return KafkaUnavailableError(operation, err.name(), err.str(), retriable=True)
         return KafkaOperationError(operation, err.name(), err.str(), retriable=err.retriable())
     return KafkaOperationError(operation, type(exc).__name__, str(exc), retriable=False)

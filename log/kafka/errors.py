@@ -2,7 +2,9 @@
 
     LogError
     ├── KafkaOperationError     the cluster or the client refused a request
-    │                           (`retriable` says whether trying again may help)
+    │   │                       (`retriable` says whether trying again may help)
+    │   └── KafkaUnavailableError   … because the cluster cannot be reached for now
+    │                           (also a `LogUnavailableError`: callers back off)
     └── AdminUnavailableError   the cluster answers no topic/group admin requests
                                 (librdkafka's mock cluster has no controller)
 
@@ -11,9 +13,9 @@ Both keep their facts as attributes and build the message from them.
 
 from __future__ import annotations
 
-from log.errors import LogError
+from log.errors import LogError, LogUnavailableError
 
-__all__ = ["AdminUnavailableError", "KafkaOperationError"]
+__all__ = ["AdminUnavailableError", "KafkaOperationError", "KafkaUnavailableError"]
 
 
 class KafkaOperationError(LogError):
@@ -26,6 +28,11 @@ class KafkaOperationError(LogError):
         self.reason = reason
         self.retriable = retriable
         super().__init__(f"{operation} failed: {code}: {reason}")
+
+
+class KafkaUnavailableError(KafkaOperationError, LogUnavailableError):
+    """A request that failed because no broker answered in time, or leadership or the
+    group coordinator is moving (`log.kafka.clients.UNAVAILABLE` lists the codes)."""
 
 
 class AdminUnavailableError(LogError):

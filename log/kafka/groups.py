@@ -15,6 +15,24 @@ subscribed with the group's id; the coordinator assigns partitions (eager protoc
 every member gives up everything before the new assignment, so a partition is never
 owned twice). The member never fetches: it pauses what it is given, and the records
 are read by offset like any other read. `target()` serves the rebalance callbacks.
+
+A rebalance, as the member runs it (numbered as in the code):
+  1. The coordinator starts a rebalance; librdkafka calls the revoke callback on the
+     thread that serves the member (the consumer's), still in the old generation.
+  2. The callback hands the revoked partitions to the consumer's listener
+     (`listen`): a sink task makes its writes durable and commits their offsets
+     there. Those commits go out synchronously, with the old generation, which the
+     coordinator accepts while it waits for the members to rejoin. Why: the
+     partitions' next owner reads from the committed offset; committed after the
+     move (as this member did before), the new owner could start from an older one,
+     and the sink saw about a hundred records twice per move.
+  3. Only then are the partitions given up (unassign) and the member rejoins.
+  4. A lost assignment (the session expired, the member was fenced) goes to the
+     listener's `on_lost` instead: the generation is gone, nothing can be committed,
+     and what was delivered after the last commit is read again (at-least-once).
+A revocation served on another thread (a commit for the group from elsewhere in
+this process serving the member) reaches no listener: the consumer learns it on its
+next heartbeat, and commits then, after the move (at-least-once).
 """
 
 from __future__ import annotations
@@ -22,6 +40,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import confluent_kafka
 
@@ -32,6 +51,10 @@ from log.records import OffsetAndMetadata, TopicPartition
 __all__ = ["GroupOffsets", "KafkaGroupMember"]
 
 _KE = confluent_kafka.KafkaError
+#: What a listener is handed: the partitions revoked or lost.
+Listener = Callable[[set[TopicPartition]], None]
+#: A commit refused because the group is between generations.
+_REBALANCING = frozenset({_KE.REBALANCE_IN_PROGRESS, _KE.ILLEGAL_GENERATION})
 #: Group-join refusals that never clear up by themselves, with what to change.
 _JOIN_REFUSED: dict[int, str] = {
     _KE.INVALID_SESSION_TIMEOUT: (
@@ -65,8 +88,17 @@ class KafkaGroupMember:
         self._lock = threading.Lock()
         self._assigned: set[TopicPartition] = set()
         self._serving = threading.RLock()
-        #: Asynchronous commits in flight, oldest first: librdkafka reports them in order.
-        self._commits: list[list] = []
+        #: Asynchronous commits in flight, oldest first, each with the offsets it
+        #: carries (its result is matched by them: a synchronous commit's result comes
+        #: through the same callback, unasked for).
+        self._commits: list[tuple[frozenset[tuple[str, int, int]], list[Any]]] = []
+        self._on_revoke: Listener | None = None
+        self._on_lost: Listener | None = None
+        self.listener_thread: int | None = None
+        #: Set while a rebalance callback runs: commits then go out synchronously.
+        self.in_rebalance = False
+        #: Commits refused inside a revoke, sent again with the next assignment.
+        self._deferred: list[list] = []
         self.consumer = confluent_kafka.Consumer(
             {
                 **config.group_client(group),
@@ -76,9 +108,22 @@ class KafkaGroupMember:
                 **config.member,
             }
         )
-        self.consumer.subscribe(self.topics, on_assign=self._assign, on_revoke=self._revoke)
+        self.consumer.subscribe(
+            self.topics, on_assign=self._assign, on_revoke=self._revoke, on_lost=self._lose
+        )
+
+    def listen(self, on_revoke: Listener | None, on_lost: Listener | None) -> None:
+        """Hand revocations (steps 1-3 of the rebalance in the module docstring) and
+        lost assignments (step 4) to these callables, on the calling thread only: the
+        one that serves the member. None, None stops it (a consumer leaving)."""
+        self._on_revoke, self._on_lost = on_revoke, on_lost
+        self.listener_thread = threading.get_ident() if on_revoke or on_lost else None
 
     def _assign(self, consumer: confluent_kafka.Consumer, parts: list) -> None:
+        deferred, self._deferred = self._deferred, []
+        for refused in deferred:  # see `_commit_in_rebalance`; its report fills no one's
+            self._commits.append((_commit_key(refused), []))
+            consumer.commit(offsets=refused, asynchronous=True)
         consumer.assign(parts)
         if parts:
             consumer.pause(parts)  # records are read by offset, never fetched here
@@ -86,9 +131,30 @@ class KafkaGroupMember:
             self._assigned = {TopicPartition(p.topic, p.partition) for p in parts}
 
     def _revoke(self, consumer: confluent_kafka.Consumer, parts: list) -> None:
-        with self._lock:
-            self._assigned = set()
-        consumer.unassign()
+        # Step 1 (librdkafka calls this; an assignment lost comes to `_lose`)
+        self._give_up(consumer, parts, self._on_revoke)
+
+    def _lose(self, consumer: confluent_kafka.Consumer, parts: list) -> None:
+        # Step 4
+        self._give_up(consumer, parts, self._on_lost)
+
+    def _give_up(
+        self, consumer: confluent_kafka.Consumer, parts: list, listener: Listener | None
+    ) -> None:
+        """Steps 2-3: tell the listener (it may commit, synchronously), then unassign
+        whatever it did, raised included (the exception then leaves `serve`)."""
+        revoked = {TopicPartition(p.topic, p.partition) for p in parts}
+        try:
+            # Step 2
+            if revoked and listener is not None and self.listener_thread == threading.get_ident():
+                self.in_rebalance = True
+                listener(revoked)
+        finally:
+            # Step 3
+            self.in_rebalance = False
+            with self._lock:
+                self._assigned = set()
+            consumer.unassign()
 
     def target(self) -> set[TopicPartition]:
         """What the coordinator gives us now (partitions past a topic's registered
@@ -135,16 +201,17 @@ class KafkaGroupMember:
         coordinator gave up on the member (40 s on the mock). Served, the member rejoins
         and the commit goes out with the new generation.
         """
+        if self.in_rebalance:
+            return self._commit_in_rebalance(parts)
         slot: list = []
         with self._serving:
-            self._commits.append(slot)
+            self._commits.append((_commit_key(parts), slot))
             self.consumer.commit(offsets=parts, asynchronous=True)
         deadline = time.monotonic() + timeout_s
         while not slot:
             if time.monotonic() > deadline:
                 with self._serving:
-                    if slot in self._commits:
-                        self._commits.remove(slot)
+                    self._commits = [c for c in self._commits if c[1] is not slot]
                 raise confluent_kafka.KafkaException(
                     confluent_kafka.KafkaError(confluent_kafka.KafkaError._TIMED_OUT)
                 )
@@ -154,10 +221,35 @@ class KafkaGroupMember:
             raise confluent_kafka.KafkaException(err)
         return result
 
+    def _commit_in_rebalance(self, parts: list) -> list | None:
+        """Rebalance step 2: a callback cannot serve the member (it is serving it), so
+        the commit is synchronous; librdkafka sends it with the old generation, which
+        Kafka's coordinator accepts until the rebalance completes. librdkafka's mock
+        refuses it once a member has sent its JoinGroup (REBALANCE_IN_PROGRESS): the
+        commit is then sent again as soon as the new assignment comes (`_assign`), as
+        every handed-over commit was before; the next owner may read from the older
+        offset meanwhile (at-least-once)."""
+        try:
+            return self.consumer.commit(offsets=parts, asynchronous=False)
+        except confluent_kafka.KafkaException as exc:
+            err = exc.args[0] if exc.args else None
+            if not isinstance(err, confluent_kafka.KafkaError) or err.code() not in _REBALANCING:
+                raise
+            self._deferred.append(parts)
+            return None
+
     def _committed(self, err: object, partitions: list) -> None:
+        """librdkafka's report of a commit: it fills the oldest asynchronous commit
+        that carried these offsets (the oldest of all when the report names none).
+        A report matching none is a synchronous commit's (rebalance step 2): its
+        caller already has the answer."""
+        key = _commit_key(partitions or ())
         with self._serving:
-            if self._commits:
-                self._commits.pop(0).extend((err, partitions))
+            for i, (carried, slot) in enumerate(self._commits):
+                if carried == key or not key:
+                    del self._commits[i]
+                    slot.extend((err, partitions))
+                    return
 
     def acquire(self, tp: TopicPartition) -> bool:
         with self._lock:
@@ -167,10 +259,16 @@ class KafkaGroupMember:
         """Nothing to do: the coordinator moves partitions, not the member."""
 
     def leave(self) -> None:
+        self.listen(None, None)  # the close revokes everything: the consumer is done
         try:
             self.consumer.close()  # sends LeaveGroup, so the others rebalance at once
         finally:
             self._on_leave(self)
+
+
+def _commit_key(parts: Iterable[Any]) -> frozenset[tuple[str, int, int]]:
+    """What a commit carried, as its report names it back."""
+    return frozenset((p.topic, p.partition, p.offset) for p in parts)
 
 
 class GroupOffsets:
@@ -199,7 +297,16 @@ class GroupOffsets:
                 return members[0].consumer
             client = self._clients.get(group)
             if client is None:
-                client = confluent_kafka.Consumer(self._config.group_client(group))
+                # Never joins, so its session only bounds how long librdkafka holds a
+                # commit while the coordinator is away: the log's timeout, not 45 s.
+                session_ms = max(1000, int(self._config.timeout_s * 1000))
+                client = confluent_kafka.Consumer(
+                    {
+                        **self._config.group_client(group),
+                        "session.timeout.ms": session_ms,
+                        "heartbeat.interval.ms": session_ms // 3,
+                    }
+                )
                 self._clients[group] = client
             return client
 
@@ -224,10 +331,10 @@ class GroupOffsets:
                 raise operation_error(f"commit offsets of group {group}", part.error)
 
     def _commit(self, group: str, parts: list) -> list | None:
-        """Commit; while the group rebalances, serve the member's callbacks and retry.
-        The runtime commits revoked partitions right after the coordinator took them
-        (their last positions): such a commit lands once the member has rejoined. The
-        new owner may have read from the older offset meanwhile: at-least-once."""
+        """Commit; while the group rebalances, serve the member's callbacks and retry
+        (the commit then lands with the member's new generation). Not from inside a
+        rebalance callback: that commit is made once, synchronously (see
+        `KafkaGroupMember.commit`), and a refusal is the caller's."""
         deadline = time.monotonic() + self._config.timeout_s
         while True:
             member = self._member(group)
@@ -237,11 +344,11 @@ class GroupOffsets:
                 return self._client(group).commit(offsets=parts, asynchronous=False)
             except confluent_kafka.KafkaException as exc:
                 err = exc.args[0] if exc.args else None
-                rebalancing = isinstance(err, confluent_kafka.KafkaError) and err.code() in (
-                    confluent_kafka.KafkaError.REBALANCE_IN_PROGRESS,
-                    confluent_kafka.KafkaError.ILLEGAL_GENERATION,
+                rebalancing = isinstance(err, confluent_kafka.KafkaError) and (
+                    err.code() in _REBALANCING
                 )
-                if not rebalancing or time.monotonic() > deadline:
+                in_callback = member is not None and member.in_rebalance
+                if not rebalancing or in_callback or time.monotonic() > deadline:
                     raise operation_error(f"commit offsets of group {group}", exc) from None
             member = self._member(group)
             if member is not None:
@@ -250,9 +357,16 @@ class GroupOffsets:
                 time.sleep(0.05)
 
     def _member(self, group: str) -> KafkaGroupMember | None:
+        """The member to commit through: the one this thread serves when there is one
+        (a sink task's own, which may be inside its revoke callback: rebalance step 2),
+        else the first. Several tasks of a connector in one process are several
+        members of its group."""
+        me = threading.get_ident()
         with self._lock:
             members = self._members.get(group)
-            return members[0] if members else None
+            if not members:
+                return None
+            return next((m for m in members if m.listener_thread == me), members[0])
 
     def fetch(
         self, group: str, partitions: Sequence[TopicPartition]

@@ -37,7 +37,7 @@ from collections import OrderedDict, deque
 import confluent_kafka
 
 from log.errors import OffsetOutOfRangeError
-from log.kafka.clients import ClientConfig, operation_error
+from log.kafka.clients import UNAVAILABLE, ClientConfig, operation_error
 from log.records import Fetched, Record
 
 __all__ = ["PartitionReader", "ReaderPool"]
@@ -103,8 +103,12 @@ class PartitionReader:
                 err = exc.args[0] if exc.args else None
                 again = isinstance(err, confluent_kafka.KafkaError) and err.code() in _LEADERSHIP
                 if not again or time.monotonic() > deadline:
+                    # Past the timeout these mean "the cluster cannot be reached for
+                    # now" (KafkaUnavailableError): a sink task backs off and polls again.
                     raise operation_error(
-                        f"watermarks of {self.topic}-{self.partition}", exc
+                        f"watermarks of {self.topic}-{self.partition}",
+                        exc,
+                        unavailable=UNAVAILABLE | _LEADERSHIP,
                     ) from None
                 if err.code() == _KE._UNKNOWN_PARTITION:
                     # The cache is refreshed only every few minutes unless asked.

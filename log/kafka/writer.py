@@ -6,7 +6,10 @@ all of them are acknowledged by the leader and its in-sync replicas, so the runt
 which commits a source offset after `append` returns, never commits an offset for a
 record Kafka does not hold. Any failed report fails the whole call with
 KafkaOperationError (earlier records of the batch may be stored: at-least-once, the
-same as a FileLog append interrupted by a crash).
+same as a FileLog append interrupted by a crash). While no broker answers, librdkafka
+keeps the records and retries for `ClientConfig.delivery_timeout_s` (Kafka's
+delivery.timeout.ms, 120 s): an append waits out a broker restart, and fails with
+KafkaUnavailableError (`_MSG_TIMED_OUT`) only after that.
 
 Offsets: Kafka assigns them. A batch that fits one produce request (`batch.size`,
 1 MB by default) gets contiguous offsets; a larger one may be interleaved with
@@ -29,7 +32,7 @@ import confluent_kafka
 
 from log.errors import LogClosedError
 from log.kafka.clients import ClientConfig, operation_error
-from log.kafka.errors import KafkaOperationError
+from log.kafka.errors import KafkaUnavailableError
 from log.records import Header
 
 __all__ = ["Writer"]
@@ -116,10 +119,12 @@ class Writer:
                         if self._learn(producer, topic, partition):
                             continue
                     raise operation_error(f"append to {topic}-{partition}", exc) from None
-        deadline = time.monotonic() + self._config.timeout_s + 5
+        # librdkafka reports every record by its message.timeout.ms; the margin covers
+        # a report still on its way.
+        deadline = time.monotonic() + self._config.delivery_timeout_s + 5
         while batch.pending > 0:
             if time.monotonic() > deadline:
-                raise KafkaOperationError(
+                raise KafkaUnavailableError(
                     f"append to {topic}-{partition}",
                     "_TIMED_OUT",
                     f"{batch.pending} of {len(values)} records have no delivery report",

@@ -286,19 +286,15 @@ def test_consumer_assign_seek_poll_commit_resume(log: Log, make: MakeLog) -> Non
     again.close()
 
 
-def test_group_members_share_partitions_and_take_over(
-    make: MakeLog, request: pytest.FixtureRequest
-) -> None:
+def test_group_members_share_partitions_and_take_over(make: MakeLog) -> None:
     """Two members of one group, each on a log of its own (as two processes are) and
-    polled by a thread of its own, as sink tasks are.
+    polled by a thread of its own, as sink tasks are: every record is read once.
 
     On a real broker the first member may read everything before the second joins;
-    the partitions it then hands over are committed once the coordinator has moved
-    them (log.kafka.groups), so the new owner may read some again: at-least-once, as
-    documented. There every record must be seen, and may be seen twice only across
-    that one move; and each member learns of a move at its next poll, so the split is
-    checked once both have."""
-    exactly_once = request.node.callspec.params["make"] != "kafka-broker"
+    the partitions it then hands over are committed inside the coordinator's revoke,
+    before they move (log.kafka.groups), so the new owner starts after them. Each
+    member learns of a move at its next poll, so the split is checked once both
+    have."""
     logs = {m: make() for m in ("a", "b")}
     logs["a"].create_topic("t", 4)
     for p in range(4):
@@ -328,24 +324,12 @@ def test_group_members_share_partitions_and_take_over(
     every = sorted(b"p%d-%d" % (p, i) for p in range(4) for i in range(5))
 
     def shared() -> bool:
-        values = [r.value for r in seen["a"] + seen["b"]]
-        both = len(values) == 20 if exactly_once else set(values) == set(every)
-        if not exactly_once:
-            # Each member learns of a move at its next poll: wait until both have.
-            a, b = assigned["a"], assigned["b"]
-            both = both and a.isdisjoint(b) and len(a | b) == 4
-        return both and bool(assigned["a"]) and bool(assigned["b"])
+        a, b = assigned["a"], assigned["b"]
+        split = bool(a) and bool(b) and a.isdisjoint(b) and len(a | b) == 4
+        return split and len(seen["a"]) + len(seen["b"]) >= 20
 
     _wait(shared, 30, lambda: f"seen a={len(seen['a'])} b={len(seen['b'])}, {assigned}")
-    values = sorted(r.value for r in seen["a"] + seen["b"])
-    if exactly_once:
-        assert values == every
-    else:  # each record at least once; at most twice (one move of its partition)
-        assert sorted(set(values)) == every
-        assert all(values.count(v) <= 2 for v in every)
-    if exactly_once:  # on the broker the wait above checked the split (views may lag)
-        assert assigned["a"].isdisjoint(assigned["b"])
-        assert len(assigned["a"] | assigned["b"]) == 4
+    assert sorted(r.value for r in seen["a"] + seen["b"]) == every
     stop["a"].set()
     threads["a"].join(30)
     assert not threads["a"].is_alive()
@@ -361,6 +345,8 @@ def test_group_members_share_partitions_and_take_over(
     )
     stop["b"].set()
     threads["b"].join(30)
+    late = [b"late-%d" % p for p in range(4)]
+    assert sorted(r.value for r in seen["a"] + seen["b"]) == sorted(every + late)
     committed = logs["a"].committed_offsets("g")
     assert {tp.partition: o.offset for tp, o in committed.items()} == {p: 6 for p in range(4)}
 
