@@ -10,8 +10,9 @@ record_value with `pk.fields`; `fields.whitelist`; `table.name.format` (`${topic
 
 Values are Connect structs with a schema, or — into a table that exists — schemaless
 maps (dicts), whose keys name the columns. What goes into which column is
-`sink_fields`; how it gets there (DDL, per-dialect statements, the PostgreSQL COPY fast
-path) is `sink_writer`.
+`sink_fields`; how it gets there is `sink_writer` (the transaction), `sink_tables` (DDL),
+`sink_statements` (per-dialect statements) and `sink_copy` (the PostgreSQL COPY fast
+path).
 
 Delivery: each `put()` is written in one database transaction, committed before
 `put()` returns, so the offsets the runtime commits afterwards never point past rows a
@@ -81,14 +82,8 @@ from connectors.jdbc import sink_config
 from connectors.jdbc.dialects import is_transient
 from connectors.jdbc.sink_config import CONFIG, SinkSettings
 from connectors.jdbc.sink_fields import FieldsPlan, plan_for
-from connectors.jdbc.sink_writer import (
-    TRUNCATE,
-    JdbcWriter,
-    Run,
-    TableName,
-    TableSchemaError,
-    table_name,
-)
+from connectors.jdbc.sink_tables import TableName, TableSchemaError, table_name
+from connectors.jdbc.sink_writer import TRUNCATE, JdbcWriter, Run
 
 __all__ = ["JdbcSinkConnector", "JdbcSinkTask", "RecordWriteError"]
 

@@ -38,7 +38,7 @@ from connect.api import (
     Type,
 )
 from connectors.jdbc.sink import JdbcSinkTask
-from connectors.jdbc.sink_writer import TableSchemaError
+from connectors.jdbc.sink_tables import TableSchemaError
 
 # ------------------------------------------------------------------ fixtures
 

@@ -30,7 +30,7 @@ from connect.api import (
     Struct,
 )
 from connectors.jdbc.sink import JdbcSinkTask, RecordWriteError
-from connectors.jdbc.sink_writer import TableSchemaError
+from connectors.jdbc.sink_tables import TableSchemaError
 from log import FileLog
 from tests.waiting import wait_until
 
