@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from connect.api import ConfigError
 from connectors.jdbc.sink_config import CONFIG as SINK_CONFIG
-from connectors.jdbc.source import CONFIG as SOURCE_CONFIG
+from connectors.jdbc.source_config import CONFIG as SOURCE_CONFIG
 from connectors.jdbc.urls import (
     database_url,
     libpq_params,
