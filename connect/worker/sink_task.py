@@ -1,7 +1,11 @@
 """Runs a SinkTask: consume → convert → transform → put → pre_commit → commit.
 
 The task consumes its topics as the consumer group `connect-<connector>`; the tasks of
-one connector share the topics' partitions through the group (see log.group).
+one connector share the topics' partitions through the group (see log.group). Its
+parts, one job each: `sink_convert` (records and Arrow batches from the log's),
+`sink_retry` (a delivery kept for redelivery and the waits: the back-off after a
+RetriableError, riding out a log that cannot be reached), `sink_offsets` (consumed
+and committed offsets, and the commit protocol). This module runs the loop.
 
 One iteration (numbered as in the code):
 1. If the last delivery raised RetriableError (or the task was fenced before it),
@@ -10,7 +14,10 @@ One iteration (numbered as in the code):
    on: a rebalance revokes partitions here, and what it takes leaves the pending
    delivery (the next owner reads it from the committed offset). Then deliver what
    remains again; nothing new is consumed meanwhile.
-2. Poll the consumer, a chunk of records per partition.
+2. Poll the consumer, a chunk of records per partition. A log that cannot be reached
+   (a Kafka broker away: LogUnavailableError) is no failure: the task waits a
+   back-off and polls again for as long as it lasts, as Kafka Connect's tasks ride
+   out broker outages (one warning, not one per try).
 3. When the task takes Arrow batches (it overrides `put_batches` and the connector
    has no transforms), offer each partition's values to the value converter's
    `to_arrow`; what it decodes becomes `SinkBatch`es (`connect.api.sink_batch`), with
@@ -25,14 +32,11 @@ One iteration (numbered as in the code):
    commit may pass. A RetriableError keeps what that call was handed for step 1 and
    consumes none of it.
 
-Offset commit, every `offset.flush.interval.ms`, on `context.request_commit()`,
-before partitions are revoked, and on a clean stop:
-1. `pre_commit(consumed offsets)` — the task makes its writes durable and says which
-   offsets are safe; an offset past what was consumed is clamped to it, one of a
-   partition the task does not hold is ignored (the task cannot vouch for records it
-   was never handed);
-2. the dead-letter topic is fsynced (what it holds must not be lost behind a commit);
-3. those offsets are committed for the group (the log fsyncs before recording them).
+Offsets are committed (`sink_offsets`) every `offset.flush.interval.ms`, on
+`context.request_commit()`, before partitions are revoked, and on a clean stop. On
+Kafka "before revoked" means inside the coordinator's revoke, before the partitions
+move (log.kafka.groups): their next owner starts where this task stopped. A lost
+assignment (the session expired) closes the partitions without a commit.
 """
 
 from __future__ import annotations
@@ -43,8 +47,6 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from connect.api import (
@@ -53,15 +55,12 @@ from connect.api import (
     Converter,
     ErrantRecordReporter,
     HeaderConverter,
-    Headers,
     RetriableError,
-    SchemaAndValue,
     SinkRecord,
     SinkTask,
     SinkTaskContext,
     TopicPartition,
 )
-from connect.api.data import Type
 from connect.errors import (
     ERRANT_RECORD_CLASS,
     DeadLetterQueueReporter,
@@ -70,8 +69,11 @@ from connect.errors import (
     Stage,
 )
 from connect.metrics.task import TaskMetrics
+from connect.worker.sink_convert import Chunk, SinkConverter, Transform
+from connect.worker.sink_offsets import SinkOffsets
+from connect.worker.sink_retry import Delivery, LogOutage, Redelivery
 from connect.worker.task_base import StatusListener, WorkerTask
-from log import Consumer, Log, LogError, Record
+from log import Consumer, Log, LogUnavailableError
 from log import TopicPartition as LogTopicPartition
 
 if TYPE_CHECKING:  # numpy and pyarrow load with the first batch (a record-only sink never)
@@ -80,22 +82,6 @@ if TYPE_CHECKING:  # numpy and pyarrow load with the first batch (a record-only 
 __all__ = ["WorkerSinkTask"]
 
 _log = logging.getLogger("connect.worker")
-#: A null key converts to null with every converter; records without keys skip it.
-_NULL = SchemaAndValue(None, None)
-
-Transform = Callable[[SinkRecord], SinkRecord | None]
-#: A poll's records of one partition, in offset order (`Consumer.poll_chunks`).
-Chunk = tuple[LogTopicPartition, list[Record]]
-# Record fields by position: C-level getters for `map` over a chunk.
-_offset_of = itemgetter(2)
-_timestamp_of = itemgetter(3)
-_value_of = itemgetter(5)
-#: The redelivery back-off when the task sets no `context.timeout()`: from the first,
-#: doubling up to the last. Why: a sink whose store is down must not be called in a
-#: tight loop (hundreds of thousands of put() calls a second), and one whose store
-#: hiccupped should not wait long.
-_RETRY_BACKOFF_FIRST_S = 0.1
-_RETRY_BACKOFF_MAX_S = 1.0
 
 
 class _Reporter(ErrantRecordReporter):
@@ -133,7 +119,7 @@ class _Context(SinkTaskContext):
         self._owner.rewinds.update(offsets)
 
     def timeout(self, timeout_ms: int) -> None:
-        self._owner.retry_backoff_s = max(0, timeout_ms) / 1000
+        self._owner.redelivery.backoff_s = max(0, timeout_ms) / 1000
 
     def assignment(self) -> set[TopicPartition]:
         return {TopicPartition(*tp) for tp in self._owner.consumer.assignment()}
@@ -141,74 +127,18 @@ class _Context(SinkTaskContext):
     def pause(self, *partitions: TopicPartition) -> None:
         paused = [LogTopicPartition(*tp) for tp in partitions]
         self._owner.consumer.pause(paused)
-        # The task's own pause outlives a redelivery's (see WorkerSinkTask._back_off).
-        self._owner.retry_paused.difference_update(paused)
+        # The task's own pause outlives a redelivery's (see Redelivery.back_off).
+        self._owner.redelivery.paused.difference_update(paused)
 
     def resume(self, *partitions: TopicPartition) -> None:
         self._owner.consumer.resume([LogTopicPartition(*tp) for tp in partitions])
 
     def request_commit(self) -> None:
-        self._owner.commit_requested = True
+        self._owner.offsets.requested = True
 
     @property
     def errant_record_reporter(self) -> ErrantRecordReporter | None:
         return self._owner.errant_reporter
-
-
-def _sink_records(
-    raw: list[Record],
-    keys: list[SchemaAndValue],
-    values: list[SchemaAndValue],
-    headers: list[Headers],
-) -> list[SinkRecord]:
-    """SinkRecords for converted log records, made without a keyword call per record.
-
-    A dataclass `__init__` with nine keyword arguments costs several times what
-    filling the slots of a bare instance does (docs/performance.md), and this runs
-    once per record. The fields a log record does not set keep their defaults."""
-    new = object.__new__
-    out = []
-    append = out.append
-    for r, k, v, h in zip(raw, keys, values, headers, strict=True):
-        rec = new(SinkRecord)
-        rec.topic = r.topic
-        rec.kafka_partition = r.partition
-        rec.key_schema = k.schema
-        rec.key = k.value
-        rec.value_schema = v.schema
-        rec.value = v.value
-        rec.timestamp = r.timestamp
-        rec.headers = h
-        rec.kafka_offset = r.offset
-        rec.timestamp_type = "CreateTime"
-        rec.original_topic = None
-        rec.original_kafka_partition = None
-        rec.original_kafka_offset = None
-        append(rec)
-    return out
-
-
-@dataclass(slots=True)
-class _Delivery:
-    """What one poll hands the task, kept whole until the task accepts it: the Arrow
-    batches, the chunks they were made of (for records, should the task answer
-    NotImplemented), the records, and each polled partition's next offset — which
-    becomes consumed, and so committable, only once the task took the delivery."""
-
-    batches: list[SinkBatch]
-    batched: list[Chunk]
-    records: list[SinkRecord]
-    offsets: dict[TopicPartition, int]
-
-    def drop(self, revoked: set[TopicPartition]) -> None:
-        """Forget revoked partitions: their next owner reads them from the committed
-        offset, so delivering them here too would write them twice. (Runs on a
-        revocation during a redelivery only: a filter per record is fine there.)"""
-        self.batches = [b for b in self.batches if (b.topic, b.partition) not in revoked]
-        self.batched = [c for c in self.batched if (c[0].topic, c[0].partition) not in revoked]
-        self.records = [r for r in self.records if r.topic_partition not in revoked]
-        for tp in revoked:
-            self.offsets.pop(tp, None)
 
 
 class WorkerSinkTask(WorkerTask):
@@ -241,31 +171,23 @@ class WorkerSinkTask(WorkerTask):
         self._data_log = log  # the records' log; `_log` is this module's logger
         self._topics = list(topics)
         self._regex = re.compile(topics_regex) if topics_regex else None
-        self._key_converter = key_converter
-        self._value_converter = value_converter
-        self._header_converter = header_converter
-        self._transform = transform
+        self._check_dlq(dlq)
         self._errors = errors
         self._dlq = dlq
-        if dlq is not None and (
-            dlq.topic in self._topics
-            or (self._regex is not None and self._regex.fullmatch(dlq.topic))
-        ):
-            # Why: a record dead-lettered there would be read back, fail again and be
-            # dead-lettered again, without end (Kafka refuses this config too).
-            consumed_by = "topics" if dlq.topic in self._topics else "topics.regex"
-            raise ConfigError(
-                "errors.deadletterqueue.topic.name",
-                dlq.topic,
-                f"the connector consumes that topic ({consumed_by}); a record dead-lettered "
-                "there would be read, fail and be dead-lettered again without end",
-            )
         self.errant_reporter = (
             _Reporter(self)
             if (dlq or errors.policy.log_errors or errors.policy.tolerate_all)
             else None
         )
-        self._flush_interval_s = offset_flush_interval_ms / 1000
+        self.convert = SinkConverter(
+            self.name,
+            log,
+            key_converter=key_converter,
+            value_converter=value_converter,
+            header_converter=header_converter,
+            transform=transform,
+            errors=errors,
+        )
         self.group = f"connect-{connector}"
         self.consumer = Consumer(
             log,
@@ -275,24 +197,46 @@ class WorkerSinkTask(WorkerTask):
             max_poll_records=max_poll_records,
             member_id=f"{connector}-{task}",
         )
-        self._consumed: dict[TopicPartition, int] = {}
-        self._committed: dict[TopicPartition, int] = {}
         #: Arrow batches for the task: it takes them and nothing works on records in
         #: between (see the module docstring, step 3).
         self.batch_path = transform is None and (
             type(plugin).put_batches is not SinkTask.put_batches
         )
-        self._redeliver: _Delivery | None = None
-        #: Set by `context.timeout()`; 0: the default back-off (_RETRY_BACKOFF_*).
-        self.retry_backoff_s = 0.0
-        self._default_backoff_s = _RETRY_BACKOFF_FIRST_S
-        #: Partitions paused for a redelivery (not by the task): resumed after it.
-        self.retry_paused: set[LogTopicPartition] = set()
-        self.rewinds: dict[TopicPartition, int] = {}
-        self.commit_requested = False
-        self._last_commit = time.monotonic()
-        self._last_topic_scan = 0.0
+        self.redelivery = Redelivery(self.consumer, self._stopping)
+        self.outage = LogOutage(self.name, self._stopping)
         self.metrics = TaskMetrics("sink")
+        self.offsets = SinkOffsets(
+            self.name,
+            plugin=plugin,
+            log=log,
+            group=self.group,
+            dlq=dlq,
+            metrics=self.metrics,
+            outage=self.outage,
+            lease_lapsed=self.lease_lapsed,
+            flush_interval_ms=offset_flush_interval_ms,
+        )
+        self.rewinds: dict[TopicPartition, int] = {}
+        self._last_topic_scan = 0.0
+
+    def _check_dlq(self, dlq: DeadLetterQueueReporter | None) -> None:
+        """Refuse a dead-letter topic the connector consumes. Why: a record
+        dead-lettered there would be read back, fail again and be dead-lettered again,
+        without end (Kafka refuses this config too)."""
+        if dlq is None:
+            return
+        if dlq.topic in self._topics:
+            consumed_by = "topics"
+        elif self._regex is not None and self._regex.fullmatch(dlq.topic):
+            consumed_by = "topics.regex"
+        else:
+            return
+        raise ConfigError(
+            "errors.deadletterqueue.topic.name",
+            dlq.topic,
+            f"the connector consumes that topic ({consumed_by}); a record dead-lettered "
+            "there would be read, fail and be dead-lettered again without end",
+        )
 
     @property
     def records_put(self) -> int:
@@ -324,7 +268,10 @@ class WorkerSinkTask(WorkerTask):
         if self._regex is not None:
             topics += [t for t in self._data_log.list_topics() if self._regex.fullmatch(t)]
         self.consumer.subscribe(
-            sorted(set(topics)), on_assign=self._on_assign, on_revoke=self._on_revoke
+            sorted(set(topics)),
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
         )
         self._subscribed = set(topics)
         self._last_topic_scan = time.monotonic()
@@ -336,62 +283,81 @@ class WorkerSinkTask(WorkerTask):
         self.plugin.open(sorted(TopicPartition(*tp) for tp in partitions))
 
     def _on_revoke(self, partitions: set[LogTopicPartition]) -> None:
+        """Commit what the task took of the revoked partitions, then close them. On
+        Kafka this runs inside the coordinator's revoke, before the partitions move
+        (log.kafka.groups): their next owner starts where this task stopped."""
+        self._close_partitions(partitions, commit=True)
+
+    def _on_lost(self, partitions: set[LogTopicPartition]) -> None:
+        """The group took the partitions already (the session expired): nothing can
+        be committed; their next owner reads what came after the last commit again."""
+        self._close_partitions(partitions, commit=False)
+
+    def _close_partitions(self, partitions: set[LogTopicPartition], *, commit: bool) -> None:
         revoked = {TopicPartition(*tp) for tp in partitions}
-        if self._redeliver is not None:
-            self._redeliver.drop(revoked)
-        self.retry_paused.difference_update(partitions)
-        self.commit_offsets(only=revoked)
+        self.redelivery.revoked(partitions, revoked)
+        if commit:
+            self.offsets.commit(only=revoked)
         self.plugin.close(sorted(revoked))
-        for tp in revoked:
-            self._consumed.pop(tp, None)
-            self._committed.pop(tp, None)  # the next owner commits from here on
+        self.offsets.forget(revoked)  # the next owner commits from here on
 
     def iterate(self) -> None:
+        try:
+            self._iterate()
+        except LogUnavailableError as exc:
+            # Step 2 (also from a topic scan or a back-off's poll): not a failure.
+            self.outage.failed(exc)
+
+    def _iterate(self) -> None:
         if self._regex is not None and time.monotonic() - self._last_topic_scan > 5:
             matching = {t for t in self._data_log.list_topics() if self._regex.fullmatch(t)}
             if not matching <= self._subscribed:
                 self._subscribe()
             self._last_topic_scan = time.monotonic()
         # Step 1
-        if self._redeliver is not None:
-            self._back_off()
-            pending, self._redeliver = self._redeliver, None
+        redelivery = self.redelivery
+        if redelivery.pending is not None:
+            redelivery.back_off()
+            pending, redelivery.pending = redelivery.pending, None
             if pending is not None and not self._stopping.is_set():
                 self._deliver(pending)
             else:
-                self._redeliver = pending  # stopping: delivered by the next owner
-            self._maybe_commit()
+                redelivery.pending = pending  # stopping: delivered by the next owner
+            self.offsets.maybe_commit()
             return
         self._apply_rewinds()
         # Step 2
         chunks = self.consumer.poll_chunks(0.2)
+        if chunks or self.consumer.assignment() - self.consumer.paused():
+            self.outage.ok()  # records, or reads that answered: the log is there
         if chunks:
             self.metrics.records_read += sum(len(records) for _, records in chunks)
-            # Step 3
-            batches: list[SinkBatch] = []
-            batched: list[Chunk] = []
-            rest = chunks
-            if self.batch_path:
-                rest = []
-                for chunk in chunks:
-                    made = self._batches_of(*chunk)
-                    if made is None:
-                        rest.append(chunk)
-                    else:
-                        batches += made
-                        batched.append(chunk)
-            records = self._convert_and_transform(rest) if rest else []
-            # Step 4
-            offsets = {
-                TopicPartition(tp.topic, tp.partition): polled[-1].offset + 1
-                for tp, polled in chunks
-            }
-            self._deliver(_Delivery(batches, batched, records, offsets))
+            self._deliver(self._delivery_of(chunks))
         else:
             # As Kafka does: put() after every poll, empty or not, so a sink on an
             # idle topic still gets to flush buffers, time out batches or fail.
-            self._deliver(_Delivery([], [], [], {}))
-        self._maybe_commit()
+            self._deliver(Delivery([], [], [], {}))
+        self.offsets.maybe_commit()
+
+    def _delivery_of(self, chunks: list[Chunk]) -> Delivery:
+        """Step 3: the task's batches and records of a poll's chunks."""
+        batches: list[SinkBatch] = []
+        batched: list[Chunk] = []
+        rest = chunks
+        if self.batch_path:
+            rest = []
+            for chunk in chunks:
+                made = self.convert.batches_of(*chunk)
+                if made is None:
+                    rest.append(chunk)
+                else:
+                    batches += made
+                    batched.append(chunk)
+        records = self.convert.convert_and_transform(rest) if rest else []
+        offsets = {
+            TopicPartition(tp.topic, tp.partition): polled[-1].offset + 1 for tp, polled in chunks
+        }
+        return Delivery(batches, batched, records, offsets)
 
     def _apply_rewinds(self) -> None:
         if not self.rewinds:
@@ -400,27 +366,28 @@ class WorkerSinkTask(WorkerTask):
         for tp, offset in rewinds.items():
             with contextlib.suppress(ValueError):  # not assigned (any more): ignore
                 self.consumer.seek(LogTopicPartition(*tp), offset)
-                self._consumed[tp] = offset
+                self.offsets.consumed[tp] = offset
 
-    def _deliver(self, delivery: _Delivery) -> None:
-        """`put_batches(batches)` when there are any, then `put(records)`; `batched` are
-        the chunks the batches were made of, converted to records should the task
-        answer NotImplemented after all. Only a delivery the task accepted moves the
-        consumed offsets (module docstring, step 4)."""
+    def _deliver(self, delivery: Delivery) -> None:
+        """Step 4: `put_batches(batches)` when there are any, then `put(records)`;
+        `batched` are the chunks the batches were made of, converted to records should
+        the task answer NotImplemented after all. Only a delivery the task accepted
+        moves the consumed offsets."""
         batches, records = delivery.batches, delivery.records
         if (batches or records) and not self.may_write():
             # Fenced while stopping: nothing is committed past these records, and the
             # next owner reads them again from the committed offset.
-            self._redeliver = delivery
+            self.redelivery.pending = delivery
             return
         started = time.perf_counter()
         delivered = bool(records)
+        consumed = self.offsets.consumed
         try:
             if batches:
                 if self.plugin.put_batches(batches) is NotImplemented:
                     _log.info("task %s: put_batches() is not implemented; using put()", self.name)
                     self.batch_path = False
-                    records = self._convert_and_transform(delivery.batched) + records
+                    records = self.convert.convert_and_transform(delivery.batched) + records
                     delivery.records = records
                 else:
                     self.metrics.records_sent += sum(b.records_in for b in batches)
@@ -430,7 +397,7 @@ class WorkerSinkTask(WorkerTask):
                     offsets = delivery.offsets
                     for tp, _ in delivery.batched:
                         key = TopicPartition(tp.topic, tp.partition)
-                        self._consumed[key] = offsets.pop(key)
+                        consumed[key] = offsets.pop(key)
                 delivery.batches, delivery.batched = [], []
             self.plugin.put(records)
             self.metrics.records_sent += len(records)
@@ -444,43 +411,17 @@ class WorkerSinkTask(WorkerTask):
                 len(records),
                 exc,
             )
-            self._redeliver = delivery
+            self.redelivery.pending = delivery
             return
-        self._consumed.update(delivery.offsets)
-        self._default_backoff_s = _RETRY_BACKOFF_FIRST_S
-        if self.retry_paused:
-            self.consumer.resume(self.retry_paused)
-            self.retry_paused.clear()
+        consumed.update(delivery.offsets)
+        self.redelivery.accepted()
 
-    def _back_off(self) -> None:
-        """Wait before a redelivery (module docstring, step 1). The consumer is polled
-        with every partition paused, as Kafka's is: the group membership goes on (a
-        rebalance revokes here, and `_on_revoke` takes the revoked partitions out of
-        the pending delivery) while nothing new is read. A wait the task set is
-        honoured; else the default doubles, so a store that stays down is called about
-        once a second, not in a tight loop."""
-        if self.retry_backoff_s > 0:
-            wait = self.retry_backoff_s
-        else:
-            wait = self._default_backoff_s
-            self._default_backoff_s = min(wait * 2, _RETRY_BACKOFF_MAX_S)
-        deadline = time.monotonic() + wait
-        consumer = self.consumer
-        while not self._stopping.is_set():
-            fresh = consumer.assignment() - consumer.paused()  # incl. newly assigned
-            if fresh:
-                consumer.pause(fresh)
-                self.retry_paused |= fresh
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            for tp, polled in consumer.poll_chunks(min(remaining, 0.1)):
-                # Read only from a partition assigned by this very poll, or resumed by
-                # the task: put back, to be read after the redelivery.
-                consumer.seek(tp, polled[0].offset)
+    def commit_offsets(self, *, only: set[TopicPartition] | None = None) -> None:
+        """Commit what is safe to commit now (see connect.worker.sink_offsets)."""
+        self.offsets.commit(only=only)
 
     def commit_final(self) -> None:
-        self.commit_offsets()
+        self.offsets.commit()
 
     def stop_plugin(self) -> None:
         """Leave the group first (revoking commits and closes the partitions, as
@@ -499,189 +440,12 @@ class WorkerSinkTask(WorkerTask):
                 self._dlq.flush()
             except Exception:
                 _log.exception("task %s: could not flush the dead-letter topic", self.name)
-        for converter in (self._key_converter, self._value_converter, self._header_converter):
-            with contextlib.suppress(Exception):
-                converter.close()
-
-    # ------------------------------------------------------- convert / transform
-
-    def _batches_of(self, tp: LogTopicPartition, polled: list[Record]) -> list[SinkBatch] | None:
-        """The chunk as Arrow batches, or None when it takes the record path: the
-        converter answers None or raises (the record path then dead-letters what is
-        bad, per errors.tolerance), or decodes no row (nothing but tombstones), or
-        breaks the contract of `Converter.to_arrow` (rows out of order)."""
-        import numpy as np
-
-        from connect.api.sink_batch import SinkBatch
-
-        try:
-            runs = self._value_converter.to_arrow(tp.topic, list(map(_value_of, polled)))
-        except Exception as exc:  # the record path says what is wrong, per record
-            _log.debug("task %s: to_arrow failed on %s, converting records: %s", self.name, tp, exc)
-            return None
-        if not runs:
-            return None
-        n = len(polled)
-        last = -1
-        for schema, values, rows in runs:
-            if (
-                schema is None
-                or schema.type is not Type.STRUCT
-                or len(rows) == 0
-                or len(rows) != values.num_rows
-                or rows[0] <= last
-                or (len(rows) > 1 and not (np.diff(rows) > 0).all())
-            ):
-                return None
-            last = rows[-1]
-        if last >= n:
-            return None
-        first = polled[0].offset
-        if polled[-1].offset - first == n - 1:  # no gaps (not compacted): no pass needed
-            offsets = np.arange(first, first + n, dtype=np.int64)
-        else:
-            offsets = np.fromiter(map(_offset_of, polled), np.int64, n)
-        stamps = np.fromiter(map(_timestamp_of, polled), np.int64, n)
-        # Records without a value are in no run; each goes with the batch whose rows
-        # follow it (trailing ones with the last), so batches do not overlap.
-        owner = tombstones = None
-        if sum(len(rows) for _, _, rows in runs) != n:
-            missing = np.ones(n, dtype=bool)
-            for _, _, rows in runs:
-                missing[rows] = False
-            tombstones = np.flatnonzero(missing)
-            lasts = np.array([rows[-1] for _, _, rows in runs], dtype=np.int64)
-            owner = np.minimum(np.searchsorted(lasts, tombstones), len(runs) - 1)
-        out = []
-        for k, (schema, values, rows) in enumerate(runs):
-            every = len(rows) == n  # the usual case: one run, no tombstones, no copy
-            batch = SinkBatch(
-                topic=tp.topic,
-                partition=tp.partition,
-                value_schema=schema,
-                values=values,
-                offsets=offsets if every else offsets[rows],
-                timestamps=stamps if every else stamps[rows],
-            )
-            if tombstones is not None:
-                batch.tombstones = offsets[tombstones[owner == k]]
-            out.append(batch)
-        return out
-
-    def _convert_and_transform(self, chunks: list[Chunk]) -> list[SinkRecord]:
-        out: list[SinkRecord] = []
-        for tp, polled in chunks:  # one topic per chunk: it converts as a batch
-            out.extend(self._convert_topic(tp.topic, polled))
-        if self._transform is None:
-            return out
-        transformed = []
-        for rec in out:
-            ok, result = self._errors.transform(
-                self._transform, rec, lambda rec=rec: self._context_of(rec)
-            )
-            if ok and result is not None:
-                transformed.append(result)
-        return transformed
-
-    def _convert_topic(self, topic: str, raw: list[Record]) -> list[SinkRecord]:
-        try:
-            raw_keys = [r.key for r in raw]
-            if raw_keys.count(None) == len(raw_keys):  # no keys: skip the converter
-                keys: list[SchemaAndValue] = [_NULL] * len(raw)
-            else:
-                keys = self._key_converter.to_connect_batch(topic, raw_keys)
-            values = self._value_converter.to_connect_batch(topic, [r.value for r in raw])
-            headers = [self._headers(topic, r) if r.headers else Headers() for r in raw]
-        except Exception:
-            return [rec for rec in map(self._convert_one, raw) if rec is not None]
-        return _sink_records(raw, keys, values, headers)
-
-    def _convert_one(self, r: Record) -> SinkRecord | None:
-        def context() -> dict[str, Any]:
-            return {
-                "topic": r.topic,
-                "partition": r.partition,
-                "offset": r.offset,
-                "raw_key": r.key,
-                "raw_value": r.value,
-                "raw_headers": r.headers,
-                "record": r,
-            }
-
-        ok, key = self._errors.execute(
-            Stage.KEY_CONVERTER,
-            type(self._key_converter).__name__,
-            lambda: self._key_converter.to_connect_data(r.topic, r.key),
-            context,
-        )
-        if not ok:
-            return None
-        ok, value = self._errors.execute(
-            Stage.VALUE_CONVERTER,
-            type(self._value_converter).__name__,
-            lambda: self._value_converter.to_connect_data(r.topic, r.value),
-            context,
-        )
-        if not ok:
-            return None
-        ok, headers = self._errors.execute(
-            Stage.HEADER_CONVERTER,
-            type(self._header_converter).__name__,
-            lambda: self._headers(r.topic, r),
-            context,
-        )
-        if not ok:
-            return None
-        return SinkRecord(
-            topic=r.topic,
-            kafka_partition=r.partition,
-            key_schema=key.schema,
-            key=key.value,
-            value_schema=value.schema,
-            value=value.value,
-            timestamp=r.timestamp,
-            headers=headers,
-            kafka_offset=r.offset,
-        )
-
-    def _headers(self, topic: str, r: Record) -> Headers:
-        headers = Headers()
-        for name, data in r.headers:
-            converted = self._header_converter.to_connect_header(topic, name, data)
-            headers.add(name, converted.value, converted.schema)
-        return headers
-
-    def _context_of(self, rec: SinkRecord) -> dict[str, Any]:
-        raw = self._raw_of(rec)
-        return {
-            "topic": rec.original_topic or rec.topic,
-            "partition": rec.original_kafka_partition
-            if rec.original_kafka_partition is not None
-            else rec.kafka_partition,
-            "offset": rec.original_kafka_offset
-            if rec.original_kafka_offset is not None
-            else rec.kafka_offset,
-            "raw_key": raw.key if raw else None,
-            "raw_value": raw.value if raw else None,
-            "raw_headers": raw.headers if raw else (),
-            "record": rec,
-        }
-
-    def _raw_of(self, rec: SinkRecord) -> Record | None:
-        """The record's original bytes, read back from the log (for the DLQ)."""
-        tp = rec.topic_partition
-        offset = (
-            rec.original_kafka_offset if rec.original_kafka_offset is not None else rec.kafka_offset
-        )
-        try:
-            found = self._data_log.read(tp.topic, tp.partition, offset, max_records=1)
-        except Exception:
-            return None
-        return found[0] if found and found[0].offset == offset else None
+        self.convert.close()
 
     def report_errant(self, record: SinkRecord, error: BaseException) -> None:
         """The ErrantRecordReporter's work: log and/or dead-letter, per `errors.*`."""
-        ctx = ErrorContext(Stage.TASK_PUT, ERRANT_RECORD_CLASS, error, **self._context_of(record))
+        context = self.convert.context_of(record)
+        ctx = ErrorContext(Stage.TASK_PUT, ERRANT_RECORD_CLASS, error, **context)
         if self._errors.policy.log_errors:
             _log.error(
                 "task %s reported an errant record at %s-%s@%s: %s",
@@ -699,63 +463,3 @@ class WorkerSinkTask(WorkerTask):
                 f"Tolerance exceeded in error handler: errant record at "
                 f"{ctx.topic}-{ctx.partition}@{ctx.offset} with errors.tolerance=none"
             ) from error
-
-    # ---------------------------------------------------------------- commit
-
-    def _maybe_commit(self) -> None:
-        if self.commit_requested or time.monotonic() - self._last_commit >= self._flush_interval_s:
-            self.commit_offsets()
-
-    def commit_offsets(self, *, only: set[TopicPartition] | None = None) -> None:
-        """See the module docstring."""
-        self.commit_requested = False
-        self._last_commit = time.monotonic()
-        consumed = {tp: o for tp, o in self._consumed.items() if only is None or tp in only}
-        if not consumed or self.lease_lapsed():
-            return
-        started = time.perf_counter()
-        ok = False
-        try:
-            # Step 1
-            safe = self.plugin.pre_commit(dict(consumed))
-            changed = {}
-            for tp, offset in safe.items():
-                done = consumed.get(tp)
-                if done is None:
-                    continue  # not held by this task (any more): not its to commit
-                if offset > done:
-                    _log.warning(
-                        "task %s: pre_commit() returned offset %d for %s, past the %d "
-                        "consumed; committing %d",
-                        self.name,
-                        offset,
-                        tp,
-                        done,
-                        done,
-                    )
-                    offset = done
-                if self._committed.get(tp) != offset:
-                    changed[tp] = offset
-            if not changed:
-                ok = True
-                return
-            # Step 2
-            if self._dlq is not None:
-                self._dlq.flush()
-            # Step 3
-            flush_started = time.perf_counter()
-            try:
-                self._data_log.commit_offsets(
-                    self.group, {LogTopicPartition(*tp): o for tp, o in changed.items()}
-                )
-            except LogError as exc:
-                # Why: as in Kafka Connect, a refused commit (the group rebalancing, the
-                # coordinator away) is not the task's failure: the records stay
-                # delivered, and the next commit carries the offsets again.
-                _log.warning("task %s: offset commit failed, will retry: %s", self.name, exc)
-                return
-            self.metrics.fsync(time.perf_counter() - flush_started)
-            self._committed.update(changed)
-            ok = True
-        finally:
-            self.metrics.commit(time.perf_counter() - started, ok=ok)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from connect.api import STRING_SCHEMA, Headers, SchemaAndValue, SinkRecord
-from connect.worker.sink_task import _sink_records
+from connect.worker.sink_convert import sink_records as _sink_records
 from log.records import Record
 
 

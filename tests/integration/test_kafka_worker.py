@@ -5,6 +5,7 @@ progress kept in Kafka's group offsets, and `GET /` naming the cluster's own id.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from tests.kafka import MockKafkaCluster
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
+#: The file pipeline's connectors.
+NAMES = ("file-source", "file-sink")
 
 
 @pytest.fixture(params=["mock", "broker"])
@@ -178,3 +181,59 @@ def _unique(path: Path) -> bytes:
             seen.add(line)
             kept.append(line)
     return b"".join(kept)
+
+
+def test_a_30_second_broker_outage_under_load_fails_no_task(
+    tmp_path: Path, start_worker, kafka_broker
+) -> None:
+    """The broker is away for 30 s (three times the log's request timeout, past which
+    a sink task's read failed and the task with it) while lines keep coming. Kafka
+    Connect's tasks ride that out: clients retry, a poll returns nothing. So do ours:
+    no task fails, the worker runs throughout, and once the broker is back every line
+    reaches the sink. (The REST status is asked after the outage: during it, reading
+    the status topic fails.)"""
+    kafka_broker.empty()
+    src, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    files = [
+        connector_file(
+            tmp_path,
+            "file-source",
+            {"connector.class": "FileStreamSource", "file": str(src), "topic": "lines"},
+        ),
+        connector_file(
+            tmp_path,
+            "file-sink",
+            {"connector.class": "FileStreamSink", "file": str(out), "topics": "lines"},
+        ),
+    ]
+    config = {
+        "bootstrap.servers": kafka_broker.bootstrap,
+        "offset.storage.partitions": "1",
+        "consumer.session.timeout.ms": "6000",
+        "consumer.heartbeat.interval.ms": "500",
+    }
+    first, second, third = _lines(10_000), _lines(5_000, 10_000), _lines(5_000, 15_000)
+    src.write_bytes(first)
+    worker = start_worker(files, config)
+    wait_until(lambda: out.exists() and out.stat().st_size >= len(first), what="first output")
+    kafka_broker.stop(keep=True)
+    with src.open("ab") as f:  # written while the broker is away
+        f.write(second)
+    # The outage: watched for its whole length (the point is that it lasts), ending
+    # early only if the worker dies or a task reports the log's error as fatal.
+    away_until = time.monotonic() + 30
+    while time.monotonic() < away_until:
+        assert worker.proc.poll() is None, worker.stderr
+        assert "unrecoverable" not in worker.stderr, worker.stderr
+        time.sleep(0.5)
+    assert "the log cannot be reached" in worker.stderr  # the sink did meet the outage
+    kafka_broker.start()
+    with src.open("ab") as f:
+        f.write(third)
+    everything = first + second + third
+    wait_until(lambda: everything in _unique(out), 120, "every line after the outage")
+    for name in NAMES:
+        assert [t["state"] for t in worker.status(name)["tasks"]] == ["RUNNING"], name
+    assert "unrecoverable" not in worker.stderr, worker.stderr
+    assert worker.stderr.count("the log cannot be reached") <= 2  # once per outage and task
+    assert worker.stop() == 0
