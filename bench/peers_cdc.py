@@ -157,7 +157,7 @@ def snapshot(system: Any, url: str, topics: Topics, create_topics: Callable[...,
     system.create(name, connector_config(url, prefix=prefix, slot=prefix,
                                          publication="peers_snap", table="snap",
                                          mode="initial_only"))
-    ended = system.wait(lambda: topics.count(topic) >= rows, [name], max(300.0, rows / 2000),
+    ended = system.wait(lambda: topics.count(topic) >= rows, [name], max(300.0, rows / 500),
                         f"{rows} snapshot records in {topic}")
     system.delete(name)
     drop_slot(url, prefix)
@@ -177,7 +177,7 @@ def streaming(system: Any, url: str, topics: Topics, create_topics: Callable[...
                                          publication="peers_snap", table="snap",
                                          mode="no_data"))
     ended = system.wait(lambda: topics.count(topic) >= expected, [name],
-                        max(300.0, expected / 1000), f"{expected} change records in {topic}")
+                        max(300.0, expected / 200), f"{expected} change records in {topic}")
     system.delete(name)
     drop_slot(url, prefix)
     if topics.count(topic) != expected:
