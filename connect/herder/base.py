@@ -28,7 +28,6 @@ from connect.api import (
     IllegalWorkerStateError,
     NotFoundError,
     SinkConnector,
-    SourceConnector,
 )
 from connect.config_providers import ConfigProviders
 from connect.herder.api import (
@@ -39,6 +38,8 @@ from connect.herder.api import (
     TaskState,
 )
 from connect.herder.loggers import LoggerLevels
+from connect.herder.offset_requests import require_in_range, sink_offsets, source_offsets
+from connect.herder.plugin_info import connector_plugins, plugin_config
 from connect.herder.secrets import (
     HIDDEN,
     config_secrets,
@@ -51,12 +52,11 @@ from connect.herder.secrets import (
     restore_secrets,
 )
 from connect.herder.validation import (
-    config_key_info,
     invalid_config_message,
     unknown_connector_keys,
     validate_connector_config,
 )
-from connect.plugins import PluginKind, Plugins
+from connect.plugins import Plugins
 from connect.storage import (
     ConfigStore,
     LogTable,
@@ -68,7 +68,7 @@ from connect.storage import (
 )
 from connect.worker.source_transactions import exactly_once_enabled
 from connect.worker.worker import Worker
-from log import Log, TopicPartition, fsync_dir, read_text, write_atomic
+from log import Log, fsync_dir, read_text, write_atomic
 
 __all__ = ["CLUSTER_ID_FILE", "VERSION", "LogHerder", "log_cluster_id", "with_placeholders"]
 
@@ -493,8 +493,8 @@ class LogHerder:
                 raise BadRequestError("Offsets to alter must not be empty")
             cls = self._kind(name)
             if issubclass(cls, SinkConnector):
-                changes = self._sink_offsets(offsets)
-                self._require_in_range(name, changes)
+                changes = sink_offsets(offsets)
+                require_in_range(self.log, name, changes)
                 acknowledged = cls().alter_offsets(config, changes)
                 group = f"connect-{name}"
                 keep = {tp: o for tp, o in changes.items() if o is not None}
@@ -504,7 +504,7 @@ class LogHerder:
                 if dropped:
                     self.log.delete_committed_offsets(group, dropped)
             else:
-                items = self._source_offsets(name, offsets)
+                items = source_offsets(offsets)
                 acknowledged = cls().alter_offsets(
                     config, {partition_key(name, p): o for p, o in items}
                 )
@@ -516,72 +516,6 @@ class LogHerder:
             "successfully. However, if this connector manages offsets externally, they "
             "will need to be manually altered in the system that the connector uses."
         )
-
-    @staticmethod
-    def _sink_offsets(offsets: list[dict[str, Any]]) -> dict[TopicPartition, int | None]:
-        out: dict[TopicPartition, int | None] = {}
-        for entry in offsets:
-            partition = entry.get("partition") or {}
-            topic = partition.get("kafka_topic")
-            number = partition.get("kafka_partition")
-            if not isinstance(topic, str) or not isinstance(number, int) or number < 0:
-                raise BadRequestError(
-                    "Sink connector offsets need a partition with a string "
-                    "'kafka_topic' and a non-negative int 'kafka_partition'"
-                )
-            offset = entry.get("offset")
-            if offset is None:
-                out[TopicPartition(topic, number)] = None
-                continue
-            value = offset.get("kafka_offset") if isinstance(offset, dict) else None
-            if not isinstance(value, int) or value < 0:
-                raise BadRequestError(
-                    "Sink connector offsets need an 'offset' with a non-negative int 'kafka_offset'"
-                )
-            out[TopicPartition(topic, number)] = value
-        return out
-
-    def _require_in_range(self, name: str, changes: Mapping[TopicPartition, int | None]) -> None:
-        """Refuse a sink offset outside its partition's [log start, log end] (an
-        unknown topic or partition is refused by the log, naming it).
-
-        Why: this is the one place every door that sets sink offsets goes through
-        (PATCH /connectors/{name}/offsets, so `connect offsets set` and `reset
-        --to-datetime` too). An offset past the end was taken silently and showed a
-        lag of 0, then the sink found its position out of range and replayed the whole
-        partition from the start; one before the start (retention deleted it) would
-        be reset the same way. The log end itself is valid: nothing left to replay."""
-        problems = []
-        for tp, offset in sorted(changes.items()):
-            if offset is None:
-                continue  # a reset: auto.offset.reset decides, as documented
-            start = self.log.earliest_offset(tp.topic, tp.partition)
-            end = self.log.latest_offset(tp.topic, tp.partition)
-            if not start <= offset <= end:
-                problems.append(
-                    f"{offset} for {tp.topic}-{tp.partition} is outside its valid range "
-                    f"{start}..{end}"
-                )
-        if problems:
-            raise BadRequestError(
-                f"Offsets for connector {name} must lie between each partition's log start "
-                f"and log end offsets (the end: nothing to replay): {'; '.join(problems)}"
-            )
-
-    @staticmethod
-    def _source_offsets(
-        name: str, offsets: list[dict[str, Any]]
-    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
-        items = []
-        for entry in offsets:
-            partition = entry.get("partition")
-            offset = entry.get("offset")
-            if not isinstance(partition, dict) or not partition:
-                raise BadRequestError("Each source offset needs a non-empty 'partition' object")
-            if offset is not None and not isinstance(offset, dict):
-                raise BadRequestError("A source 'offset' must be an object or null")
-            items.append((partition, offset))
-        return items
 
     def reset_connector_offsets(self, name: str) -> str:
         with self._lock:
@@ -612,59 +546,10 @@ class LogHerder:
         )
 
     def connector_plugins(self, *, connectors_only: bool = True) -> list[dict[str, str]]:
-        out = [
-            {"class": p.class_name, "type": p.type, "version": p.version}
-            for p in self.plugins.connector_plugins()
-        ]
-        if connectors_only:
-            return out
-        kinds = (
-            (PluginKind.CONVERTER, "converter"),
-            (PluginKind.HEADER_CONVERTER, "header_converter"),
-            (PluginKind.TRANSFORM, "transformation"),
-            (PluginKind.PREDICATE, "predicate"),
-        )
-        for kind, label in kinds:
-            seen: set[type] = set()
-            for alias in sorted(self.plugins.aliases(kind)):
-                try:
-                    cls = self.plugins.resolve(kind, alias)
-                except ConfigError:
-                    continue
-                if cls in seen:
-                    continue
-                seen.add(cls)
-                out.append(
-                    {
-                        "class": f"{cls.__module__}.{cls.__qualname__}",
-                        "type": label,
-                        "version": getattr(cls, "VERSION", VERSION),
-                    }
-                )
-        return out
+        return connector_plugins(self.plugins, connectors_only=connectors_only, version=VERSION)
 
     def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
-        for kind in PluginKind:
-            try:
-                cls = self.plugins.resolve(kind, plugin)
-            except ConfigError:
-                continue
-            instance = cls()
-            keys = instance.config().keys()
-            if issubclass(cls, (SourceConnector, SinkConnector)):
-                from connect.worker.connector_config import (
-                    SINK_CONNECTOR_CONFIG,
-                    SOURCE_CONNECTOR_CONFIG,
-                )
-
-                base = (
-                    SINK_CONNECTOR_CONFIG
-                    if issubclass(cls, SinkConnector)
-                    else SOURCE_CONNECTOR_CONFIG
-                ).keys()
-                keys = {**base, **keys}
-            return [config_key_info(k) for k in keys.values()]
-        raise NotFoundError(f"Unknown plugin {plugin}.")
+        return plugin_config(self.plugins, plugin)
 
     # ------------------------------------------------------------------- loggers
 
