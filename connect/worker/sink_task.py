@@ -163,6 +163,7 @@ class WorkerSinkTask(WorkerTask):
         paused: bool = False,
         max_poll_records: int = 10_000,
         on_topic: Callable[[str], None] | None = None,
+        isolation_level: str = "read_uncommitted",
     ) -> None:
         super().__init__(connector, task, on_status=on_status, paused=paused)
         self._on_topic = on_topic
@@ -196,6 +197,9 @@ class WorkerSinkTask(WorkerTask):
             enable_auto_commit=False,
             max_poll_records=max_poll_records,
             member_id=f"{connector}-{task}",
+            # read_committed: only what exactly-once sources committed (the worker
+            # decides: connect.worker.source_transactions.sink_isolation_level).
+            isolation_level=isolation_level,
         )
         #: Arrow batches for the task: it takes them and nothing works on records in
         #: between (see the module docstring, step 3).

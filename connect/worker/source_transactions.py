@@ -61,6 +61,7 @@ __all__ = [
     "exactly_once_enabled",
     "exactly_once_problems",
     "fence_producers",
+    "sink_isolation_level",
     "task_transactions",
     "transaction_timeout_ms",
     "transactional_id",
@@ -182,6 +183,22 @@ def task_transactions(
         offsets_partitions=int(worker_config.get("offset.storage.partitions", 25)),
         fallback=None if topic == global_topic else worker_offsets,
     )
+
+
+def sink_isolation_level(
+    worker_config: Mapping[str, Any], connector_props: Mapping[str, str]
+) -> str:
+    """A sink's consumer isolation level: the connector's
+    `consumer.override.isolation.level`, else the worker's `consumer.isolation.level`,
+    else read_committed where sources run exactly once (a sink must not pass on what
+    an aborted transaction wrote), else Kafka's default, read_uncommitted."""
+    for value in (
+        connector_props.get("consumer.override.isolation.level"),
+        worker_config.get("consumer.isolation.level"),
+    ):
+        if value in ("read_committed", "read_uncommitted"):
+            return str(value)
+    return "read_committed" if exactly_once_enabled(worker_config) else "read_uncommitted"
 
 
 def fence_producers(log: Log, ids: Sequence[str], *, transaction_timeout_ms: int) -> None:

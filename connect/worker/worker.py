@@ -45,7 +45,7 @@ from connect.worker.lease import Lease
 from connect.worker.process_task import ProcessTask
 from connect.worker.sink_task import WorkerSinkTask
 from connect.worker.source_task import WorkerSourceTask
-from connect.worker.source_transactions import task_transactions
+from connect.worker.source_transactions import sink_isolation_level, task_transactions
 from connect.worker.task_base import WorkerTask
 from log import FileLog, Log, TopicConfig, TopicExistsError
 
@@ -428,6 +428,7 @@ class Worker:
             on_status=on_status,
             paused=parts.paused,
             on_topic=on_topic,
+            isolation_level=sink_isolation_level(self.config, parts.cprops),
         )
 
     def _source_task(self, parts: _TaskParts) -> WorkerSourceTask:

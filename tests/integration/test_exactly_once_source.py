@@ -6,7 +6,8 @@ offsets are committed in one transaction, so a reader at read_committed sees eve
 line of the file exactly once, in order, whatever was killed when: the worker at
 seeded random moments, the task process alone, a task fenced by a newer producer of
 its transactional.id (its open transaction never shows), a transaction a killed
-worker left open (aborted once its timeout passes, holding readers up no longer).
+worker left open (aborted once its timeout passes, holding readers up no longer),
+which a sink on an exactly-once worker (read_committed) never passes on.
 """
 
 from __future__ import annotations
@@ -189,6 +190,7 @@ def test_a_transaction_a_killed_worker_left_open_is_aborted_after_its_timeout(
     assert committed.ends()[0] == 0  # open: read_committed readers held at its start
     worker.kill()
     killed = time.monotonic()
+
     # A reader alone (no worker, no maintenance thread) sees it aborted in time.
     def aborted() -> bool:
         committed.read()  # a read_committed read is what meets the open transaction
@@ -198,9 +200,16 @@ def test_a_transaction_a_killed_worker_left_open_is_aborted_after_its_timeout(
     wait_until(aborted, 30, "the abort")
     assert time.monotonic() - killed < timeout_ms / 1000 + 5
     assert committed.read() == []
-    # A restart (commits every poll now) writes every line once.
+    # A restart (commits every poll now) writes every line once; a sink, reading
+    # read_committed on an exactly-once worker, never passes on the aborted copy.
     _, poll_config = _source(tmp_path, "eos-source", **{"transaction.boundary": "poll"})
-    start_worker([poll_config], EOS)
+    out = tmp_path / "out.txt"
+    sink = connector_file(
+        tmp_path, "sink", {"connector.class": "FileStreamSink", "file": str(out), "topics": TOPIC}
+    )
+    start_worker([poll_config, sink], EOS)
     wait_until(lambda: committed.count_at_least(3_000), 60, "every line committed")
     assert committed.read() == expected.splitlines()
+    wait_until(lambda: out.exists() and out.stat().st_size >= len(expected), 60, "the sink")
+    assert out.read_bytes() == expected
     committed.close()

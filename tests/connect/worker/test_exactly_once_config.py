@@ -13,7 +13,7 @@ from connect.api import ConfigError
 from connect.herder.api import BadRequestError
 from connect.worker.config import WORKER_CONFIG
 from connect.worker.connector_config import SOURCE_CONNECTOR_CONFIG
-from connect.worker.source_transactions import transactional_id
+from connect.worker.source_transactions import sink_isolation_level, transactional_id
 
 ENABLED = {"exactly.once.source.support": "enabled"}
 
@@ -48,6 +48,17 @@ def test_the_keys_have_kafkas_names_and_defaults() -> None:
 def test_transactional_ids_are_kafkas() -> None:
     assert transactional_id({"group.id": "g"}, "w:1", "c", 3) == "g-c-3"
     assert transactional_id({}, "w:1", "c", 3) == "w:1-c-3"  # standalone: the worker id
+
+
+def test_sinks_read_committed_on_an_exactly_once_worker_or_when_asked() -> None:
+    override = "consumer.override.isolation.level"
+    assert sink_isolation_level({}, {}) == "read_uncommitted"  # Kafka's default
+    assert sink_isolation_level(ENABLED, {}) == "read_committed"
+    assert sink_isolation_level({}, {override: "read_committed"}) == "read_committed"
+    assert sink_isolation_level({"consumer.isolation.level": "read_committed"}, {}) == (
+        "read_committed"
+    )
+    assert sink_isolation_level(ENABLED, {override: "read_uncommitted"}) == "read_uncommitted"
 
 
 @pytest.mark.parametrize(
