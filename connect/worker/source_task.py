@@ -5,7 +5,8 @@ One iteration (numbered as in the code):
 2. Transform each record (errors per `errors.*`; a dropped record still counts as
    processed, so its source offset moves on).
 3. Convert keys, values and headers, one batch per topic (the converters' batch entry
-   points; a failing batch is redone record by record under the error policy).
+   points; a failing batch is redone record by record under the error policy:
+   `connect.worker.source_convert`).
 4. Append one batch per (topic, partition); the partition is the record's own, else
    Kafka's murmur2 of the key bytes, else one partition per poll round-robin.
 5. Remember each source partition's latest offset, and queue the acknowledgement of
@@ -64,10 +65,11 @@ from connect.api import (
     TransactionContext,
 )
 from connect.api.batches import SourceBatch
-from connect.errors import RetryWithTolerance, Stage
+from connect.errors import RetryWithTolerance
 from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
 from connect.worker.source_acks import Acknowledgements, Landed
+from connect.worker.source_convert import SourceConverter
 from connect.worker.source_transactions import ExactlyOnceSteps, SourceTransactions
 from connect.worker.task_base import StatusListener, WorkerTask
 from log import KeyPartitioner, Log, TopicExistsError
@@ -115,11 +117,6 @@ class _Context(SourceTaskContext):
         return self._reader
 
 
-_KEY = operator.attrgetter("key")
-_KEY_SCHEMA = operator.attrgetter("key_schema")
-_VALUE = operator.attrgetter("value")
-_VALUE_SCHEMA = operator.attrgetter("value_schema")
-_HEADERS = operator.attrgetter("headers")
 _SOURCE_PARTITION = operator.attrgetter("source_partition")
 _KAFKA_PARTITION = operator.attrgetter("kafka_partition")
 _TIMESTAMP = operator.attrgetter("timestamp")
@@ -157,9 +154,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         self.props = dict(props)
         self._data_log = log  # the records' log; `_log` is this module's logger
         self._offsets = offsets
-        self._key_converter = key_converter
-        self._value_converter = value_converter
-        self._header_converter = header_converter
+        self._converter = SourceConverter(key_converter, value_converter, header_converter, errors)
         self._transform = transform
         self._errors = errors
         self._create_topic = create_topic
@@ -268,9 +263,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
     def close_resources(self) -> None:
         if self._txn is not None:
             self._txn.close()
-        for converter in (self._key_converter, self._value_converter, self._header_converter):
-            with contextlib.suppress(Exception):
-                converter.close()
+        self._converter.close()
 
     # ---------------------------------------------------------------- sending
 
@@ -304,7 +297,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 if self._wants_commit_record:
                     self._acks.queue(self.plugin.commit_batch, batch, [None] * len(batch))
                 return None
-            encoded = self._encode_batch(out)
+            encoded = self._converter.encode_batch(out)
         except Exception as exc:  # the record path reports it under the error policy
             _log.debug("task %s: a batch goes record by record: %s", self.name, exc)
             encoded = None
@@ -330,16 +323,6 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 self._append_batch(batch, out, p=p, keys=sub_keys, values=sub_values, rows=rows)
         self._remember_offsets([batch])
         return None
-
-    def _encode_batch(self, batch: SourceBatch) -> tuple[list[bytes] | None, list[bytes]] | None:
-        """(keys, values) as bytes, or None when a converter cannot take the columns."""
-        values = self._value_converter.from_arrow(batch.topic, batch.value_schema, batch.values)
-        if values is None:
-            return None
-        if batch.keys is None or batch.key_schema is None:
-            return None, values
-        keys = self._key_converter.from_arrow(batch.topic, batch.key_schema, batch.keys)
-        return None if keys is None else (keys, values)
 
     def _append_batch(
         self,
@@ -403,73 +386,6 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         if self._wants_commit_record and dropped:
             self._acks.queue(self.plugin.commit_records, dropped, [None] * len(dropped))
 
-    def _convert(
-        self, topic: str, recs: list[SourceRecord]
-    ) -> tuple[list[bytes | None], list[bytes | None], list] | None:
-        """(key bytes, value bytes, headers) of every record, or None when one fails
-        (then `_convert_one_by_one` finds which)."""
-        try:
-            key_values = list(map(_KEY, recs))
-            key_schemas = list(map(_KEY_SCHEMA, recs))
-            n = len(recs)
-            if key_values.count(None) == n and key_schemas.count(None) == n:
-                keys: list[bytes | None] = key_values  # no keys: skip the converter
-            else:
-                keys = self._key_converter.from_connect_batch(topic, key_schemas, key_values)
-            values = self._value_converter.from_connect_batch(
-                topic, list(map(_VALUE_SCHEMA, recs)), list(map(_VALUE, recs))
-            )
-            if any(map(_HEADERS, recs)):
-                headers = [self._headers(topic, r) if r.headers else () for r in recs]
-            else:
-                headers = [()] * n  # the usual: no record has headers
-            return keys, values, headers
-        except Exception:
-            return None
-
-    def _convert_one_by_one(self, topic: str, recs: list[SourceRecord]) -> list[tuple]:
-        out = []
-        for i, rec in enumerate(recs):
-
-            def context(rec: SourceRecord = rec) -> dict[str, Any]:
-                return {"record": rec, "topic": rec.topic}
-
-            ok, key = self._errors.execute(
-                Stage.KEY_CONVERTER,
-                type(self._key_converter).__name__,
-                lambda rec=rec: self._key_converter.from_connect_data(
-                    topic, rec.key_schema, rec.key
-                ),
-                context,
-            )
-            if not ok:
-                continue
-            ok, value = self._errors.execute(
-                Stage.VALUE_CONVERTER,
-                type(self._value_converter).__name__,
-                lambda rec=rec: self._value_converter.from_connect_data(
-                    topic, rec.value_schema, rec.value
-                ),
-                context,
-            )
-            if not ok:
-                continue
-            ok, headers = self._errors.execute(
-                Stage.HEADER_CONVERTER,
-                type(self._header_converter).__name__,
-                lambda rec=rec: self._headers(topic, rec),
-                context,
-            )
-            if ok:
-                out.append((i, key, value, headers))
-        return out
-
-    def _headers(self, topic: str, rec: SourceRecord) -> list[tuple[str, bytes | None]]:
-        return [
-            (h.key, self._header_converter.from_connect_header(topic, h.key, h.schema, h.value))
-            for h in rec.headers
-        ]
-
     def _partition_count(self, topic: str) -> int:
         count = self._known_topics.get(topic)
         if count is None:
@@ -486,7 +402,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         count = self._partition_count(topic)
         self._round_robin = (self._round_robin + 1) % count
         partitions = list(map(_KAFKA_PARTITION, recs))
-        columns = self._convert(topic, recs)
+        columns = self._converter.convert(topic, recs)
         if columns is not None:
             keys, values, headers = columns
             if partitions.count(None) == len(recs) and (
@@ -498,7 +414,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 return
             converted = list(zip(range(len(recs)), keys, values, headers, strict=True))
         else:
-            converted = self._convert_one_by_one(topic, recs)
+            converted = self._converter.convert_one_by_one(topic, recs)
         groups: dict[int, list[tuple]] = {}
         for item in converted:
             p = partitions[item[0]]
