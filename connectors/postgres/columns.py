@@ -17,6 +17,7 @@ Debezium topics keep working (`TypeOptions` carries the three modes that change 
 | interval                   | int64 io.debezium.time.MicroDuration (30.4375-day month)|
 | uuid, json/jsonb, enums    | string io.debezium.data.Uuid / Json / Enum (`allowed`) |
 | bytea                      | bytes                                                  |
+| one-dimensional arrays     | array of the element's schema, optional (`arrays`)     |
 | anything else              | string (PostgreSQL's text)                             |
 
 `time.precision.mode=adaptive_time_microseconds` makes every time a MicroTime;
@@ -68,6 +69,7 @@ from connectors.jdbc.types import (
     debezium_schema,
 )
 from connectors.postgres import text_values as tv
+from connectors.postgres.arrays import ELEMENT_TYPES, array_converter
 
 __all__ = [
     "DECIMAL_HANDLING_MODES",
@@ -186,7 +188,10 @@ def column_type(
     elif enum_values is not None:
         schema = debezium_schema(DBZ_ENUM, parameters={"allowed": enum_values})
         convert = str
-    else:  # text, varchar, char, name, inet, arrays, …: PostgreSQL's text
+    elif type_oid in ELEMENT_TYPES:  # a one-dimensional array of a type mapped here
+        element, convert_element = column_type(ELEMENT_TYPES[type_oid], typmod, types)
+        schema, convert = Schema.array(element), array_converter(convert_element)
+    else:  # text, varchar, char, name, inet, other arrays, …: PostgreSQL's text
         schema, convert = STRING_SCHEMA, str
     return (schema.optional_() if optional else schema), convert
 

@@ -28,7 +28,10 @@ How each column is read (by its schema from `connectors.postgres.columns`):
 | timestamptz: io.debezium.time.ZonedTimestamp       | string         | rewritten (see below) |
 | every column whose converter is `str` (text,       | string         | COPY's escapes undone |
 | varchar, char, uuid, json, jsonb, enums, numeric   |                |                       |
-| in `string` mode, inet, arrays, …)                 |                |                       |
+| in `string` mode, inet, arrays of other types, …)  |                |                       |
+| arrays (`connectors.postgres.arrays`)              | string         | escapes undone, then  |
+|                                                    |                | the per-row converter |
+|                                                    |                | per value             |
 
 A real (float32) column makes the table unsupported: the per-row path's value is the
 double of the text, which a JSON message prints in full ("1.1"), while the column
@@ -75,6 +78,7 @@ from connect.api import (
     Timestamp,
     Type,
     arrow_type,
+    batch_from_values,
     schema_of,
 )
 from connectors.jdbc.types import (
@@ -188,6 +192,22 @@ def _unescape(array: pa.Array) -> pa.Array | None:
     return pc.replace_substring(out, "\x00", "\\")
 
 
+def _per_value(schema: Schema, convert: Callable[[str], object]) -> _Finish:
+    """A column only the per-row converter can make (an array's elements): each text
+    converted in Python, then the column made as the per-row path makes it — so the
+    rest of the table's columns still go through the reader in C. A value with no
+    Connect value makes the chunk None: the per-row path raises its error."""
+
+    def finish(array: pa.Array) -> pa.Array | None:
+        try:
+            values = [None if t is None else convert(t) for t in array.to_pylist()]
+        except DataError:
+            return None
+        return batch_from_values(schema, values).column(0)
+
+    return finish
+
+
 # ---------------------------------------------------------------------- plans
 
 
@@ -236,6 +256,8 @@ def _plan(type_oid: int, typmod: int, schema: Schema, convert: object) -> _Colum
         return _Column(pa.timestamp("us"), _connect_timestamp)
     if name == DBZ_ZONED_TIMESTAMP and type_oid == TIMESTAMPTZ:
         return _Column(pa.string(), _zoned_timestamp(_precision(typmod)))
+    if schema.type is Type.ARRAY and callable(convert):
+        return _Column(pa.string(), _per_value(schema, convert), text=True)
     return f"no columnar reading of {name or schema.type.name.lower()}"
 
 
