@@ -18,6 +18,16 @@ Steps of one cleaning (numbered as in the code):
 
 Reads of closed segments need no lock, so appends go on while a partition is
 cleaned; only the swap itself takes the partition lock, briefly.
+
+Transactions (a partition with `.transactional`, see log.partition_txn): only
+segments wholly below the last stable offset are cleanable (every transaction with
+data there has ended); the key map leaves out control batches and the batches of
+aborted transactions, and the rewrite drops both. Kept records of committed
+transactions are written as plain batches: with no transactional data left in the
+cleaned segments, their markers can go too (a marker always follows all of its
+transaction's data, and cleaning always starts at the first segment). Kafka's
+cleaner keeps markers for `delete.retention.ms`; here they go at once, with their
+epochs (a producer fenced that long ago is refused by the coordinator anyway).
 """
 
 from __future__ import annotations
@@ -26,12 +36,21 @@ import shutil
 import uuid
 from dataclasses import dataclass
 
-from log.batch import ATTR_CODEC_MASK, decode_columns, encode_batch, parse_header
+from log.batch import (
+    ATTR_CODEC_MASK,
+    ATTR_CONTROL,
+    ATTR_TXN_BITS,
+    BatchHeader,
+    decode_columns,
+    encode_batch,
+    parse_header,
+)
 from log.config import INT_MAX, TopicConfig
 from log.fsutil import read_text, write_atomic
 from log.index import OffsetIndex, TimeIndex
 from log.partition import CLEANER_CHECKPOINT as _CHECKPOINT
 from log.partition import Partition
+from log.partition_txn import in_aborted
 from log.segment import Segment
 
 __all__ = ["CleanResult", "clean_partition"]
@@ -57,17 +76,20 @@ def _checkpoint(part: Partition) -> int:
 def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
     """Compact `part` once if it is due (or always with `force`)."""
     cfg = part.config
-    if not cfg.compacted or part.is_transactional():
-        # A transactional partition is not compacted yet: the rewrite would drop
-        # the producer sections and markers, and keep aborted records as latest.
+    if not cfg.compacted:
         return CleanResult()
     now = part.clock()
     # Step 1
+    view = part.txn_view()
+    stable = view.last_stable_offset(view.end_offset) if view is not None else None
+    ranges = view.aborted_from(0) if view is not None else None
     closed = list(part.segments[:-1])
     cleanable: list[Segment] = []
     for seg in closed:
         if seg.max_timestamp >= 0 and now - seg.max_timestamp < cfg.min_compaction_lag_ms:
             break
+        if stable is not None and seg.next_offset > stable:
+            break  # an open transaction has data here
         cleanable.append(seg)
     if not cleanable:
         return CleanResult()
@@ -81,6 +103,8 @@ def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
     latest: dict[bytes | None, int] = {}
     for seg in cleanable:
         for buf, pos, _fp, header in seg.batches(0):
+            if header.attributes & ATTR_TXN_BITS and _dropped(buf, pos, header, ranges):
+                continue
             cols = decode_columns(buf, pos, header)
             latest.update(zip(cols.keys, cols.offsets, strict=True))
 
@@ -98,7 +122,7 @@ def clean_partition(part: Partition, *, force: bool = False) -> CleanResult:
                 index_interval_bytes=cfg.index_interval_bytes,
                 create=True,
             )
-            removed += _rewrite(group, out, latest, horizon)
+            removed += _rewrite(group, out, latest, horizon, ranges)
             bytes_after += out.valid_end
             out.sync_all()
             out.close()
@@ -145,13 +169,27 @@ def _groups(cleanable: list[Segment], cfg: TopicConfig) -> list[list[Segment]]:
     return groups
 
 
+def _dropped(buf: bytes, pos: int, header: BatchHeader, ranges: dict | None) -> bool:
+    """A transactional batch the cleaner drops whole: a marker, or aborted data."""
+    return bool(header.attributes & ATTR_CONTROL) or in_aborted(buf, pos, header, ranges)
+
+
 def _rewrite(
-    group: list[Segment], out: Segment, latest: dict[bytes | None, int], horizon: int
+    group: list[Segment],
+    out: Segment,
+    latest: dict[bytes | None, int],
+    horizon: int,
+    ranges: dict | None,
 ) -> int:
-    """Copy the surviving records of `group` into `out`; return how many were dropped."""
+    """Copy the surviving records of `group` into `out`; return how many were dropped.
+    Committed transactional records are rewritten as plain batches (module docstring)."""
     removed = 0
     for seg in group:
         for buf, pos, _fp, header in seg.batches(0):
+            transactional = header.attributes & ATTR_TXN_BITS
+            if transactional and _dropped(buf, pos, header, ranges):
+                removed += header.record_count
+                continue
             cols = decode_columns(buf, pos, header)
             keep = [
                 i
@@ -162,7 +200,7 @@ def _rewrite(
             removed += header.record_count - len(keep)
             if not keep:
                 continue
-            if len(keep) == header.record_count:
+            if len(keep) == header.record_count and not transactional:
                 raw = bytes(memoryview(buf)[pos : pos + header.size])
                 out.append(raw, header)
                 continue

@@ -43,9 +43,10 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from log.batch import ATTR_CONTROL, ATTR_TXN_BITS, BatchHeader, decode_records, parse_producer
+from log.batch import ATTR_CONTROL, ATTR_TXN_BITS, BatchHeader, decode_records
 from log.errors import CorruptRecordError, OffsetOutOfRangeError
 from log.fsutil import FileLock
+from log.partition_txn import in_aborted
 from log.records import Fetched, Record
 from log.segment import ScannedBatch, Segment
 
@@ -83,13 +84,7 @@ def _fetched(out: list[Record], skipped_to: int) -> list[Record]:
 def _aborted(buf: bytes, pos: int, header: BatchHeader, ranges: dict | None) -> bool:
     """Whether the transactional batch at `pos` is a control batch or belongs to an
     aborted transaction (`ranges`: producer id → aborted (first, last) ranges)."""
-    if header.attributes & ATTR_CONTROL:
-        return True
-    if ranges is None:
-        return False
-    spans = ranges.get(parse_producer(buf, pos).producer_id)
-    base = header.base_offset
-    return spans is not None and any(first <= base <= last for first, last in spans)
+    return bool(header.attributes & ATTR_CONTROL) or in_aborted(buf, pos, header, ranges)
 
 
 class PartitionReading:

@@ -52,6 +52,7 @@ from log.batch import (
     CONTROL_ABORT,
     HEADER_SIZE,
     PRODUCER_SIZE,
+    BatchHeader,
     control_type,
     parse_header,
     parse_producer,
@@ -60,7 +61,7 @@ from log.errors import ProducerFencedError
 from log.fsutil import fsync_dir, write_atomic
 from log.segment import Segment, segment_name
 
-__all__ = ["TXN_INDEX", "TXN_MARKER", "AbortedTxn", "PartitionTxn", "TxnView"]
+__all__ = ["TXN_INDEX", "TXN_MARKER", "AbortedTxn", "PartitionTxn", "TxnView", "in_aborted"]
 
 TXN_MARKER = ".transactional"
 TXN_INDEX = ".txnindex"
@@ -118,6 +119,16 @@ class TxnView:
         header = parse_header(buf, position)
         if control_type(buf, position, header) == CONTROL_ABORT:
             self.aborted.append(AbortedTxn(pid, first, base_offset))
+
+
+def in_aborted(buf: bytes, pos: int, header: BatchHeader, ranges: dict | None) -> bool:
+    """Whether the transactional data batch at `pos` of `buf` lies in an aborted
+    transaction of its producer (`ranges`: `TxnView.aborted_from`)."""
+    if ranges is None:
+        return False
+    spans = ranges.get(parse_producer(buf, pos).producer_id)
+    base = header.base_offset
+    return spans is not None and any(first <= base <= last for first, last in spans)
 
 
 def encode_txn_index(view: TxnView, base: int, end: int) -> bytes:

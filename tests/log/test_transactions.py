@@ -20,8 +20,8 @@ from log.batch import ATTR_CONTROL, MAGIC_TXN, ProducerSection, encode_batch, pa
 from log.cleaner import clean_partition
 from log.errors import InvalidTxnStateError, ProducerFencedError
 from log.partition import Partition
-from log.records import Fetched
 from log.partition_txn import decode_txn_index
+from log.records import Fetched
 from tests.conftest import ManualClock
 from tests.waiting import wait_until
 
@@ -41,6 +41,15 @@ def _values(log: FileLog, partition: int, *, committed: bool) -> list[bytes | No
             return out
         out += [r.value for r in records]
         offset = after
+
+
+def _committed_records(log: FileLog) -> list:
+    out: list = []
+    offset = 0
+    while records := log.read(TOPIC, 0, offset, isolation_level=COMMITTED):
+        out += records
+        offset = getattr(records, "next_offset", records[-1].offset + 1)
+    return out
 
 
 # ------------------------------------------------------------------- the model
@@ -338,19 +347,47 @@ def test_transactional_batches_survive_recovery(make_log, tmp_path) -> None:
     assert marker.attributes & ATTR_CONTROL
 
 
-def test_a_compacted_transactional_partition_is_not_cleaned(make_log) -> None:
+def test_compaction_of_a_transactional_partition(make_log, tmp_path) -> None:
+    """Committed transactional records compact by key like plain ones; aborted ones
+    and markers go; nothing at or past the LSO is touched; read_committed reads the
+    same before and after, here and in a log opened afterwards."""
     log = make_log()
-    log.create_topic(TOPIC, config={"cleanup.policy": "compact"})
+    log.create_topic(TOPIC, config={"cleanup.policy": "compact", "segment.bytes": 400})
+    part = log.partition(TOPIC, 0)
     producer = log.transactional_producer("k")
     producer.init_transactions()
-    producer.begin_transaction()
-    producer.append(TOPIC, 0, [b"1"], keys=[b"k"])
-    producer.commit_transaction()
-    log.append(TOPIC, 0, [b"2"], keys=[b"k"])
-    part = log.partition(TOPIC, 0)
+    for i in range(6):
+        producer.begin_transaction()
+        producer.append(TOPIC, 0, [b"t%d" % i], keys=[b"k%d" % (i % 2)])
+        if i == 4:
+            producer.abort_transaction()  # k0's t4: must never win over t2
+        else:
+            producer.commit_transaction()
+        log.append(TOPIC, 0, [b"p%d" % i], keys=[b"plain"])
+    other = log.transactional_producer("open")
+    other.init_transactions()
+    other.begin_transaction()
+    open_first = other.append(TOPIC, 0, [b"open"], keys=[b"k0"]).start
+    log.append(TOPIC, 0, [b"late"], keys=[b"late"])
     part.roll()
-    assert clean_partition(part, force=True).segments_before == 0
-    assert _values(log, 0, committed=True) == [b"1", b"2"]
+    before = _committed_records(log)
+    result = clean_partition(part, force=True)
+    assert result.segments_before > 0 and result.records_removed > 0
+    cleaned_end = part.segments[result.segments_after].base_offset
+    assert 0 < cleaned_end <= open_first, "nothing at or past the LSO is cleaned"
+    latest = {r.key: r.offset for r in before if r.offset < cleaned_end}
+    wanted = [r.value for r in before if r.offset >= cleaned_end or latest[r.key] == r.offset]
+    assert _values(log, 0, committed=True) == wanted
+    assert b"t2" in wanted and b"t4" not in wanted, "k0: the aborted t4 never wins"
+    assert log.last_stable_offset(TOPIC, 0) == open_first
+    everything = _values(log, 0, committed=False)
+    assert b"t4" not in everything and b"open" in everything and b"late" in everything
+    other.commit_transaction()
+    done = [*wanted, b"open", b"late"]
+    assert _values(log, 0, committed=True) == done
+    reopened = make_log(tmp_path / "log")
+    assert reopened.partition(TOPIC, 0).truncated_bytes == 0
+    assert _values(reopened, 0, committed=True) == done
 
 
 def test_the_producer_refuses_calls_out_of_order(make_log) -> None:
