@@ -31,15 +31,14 @@ from connect.api import Schema, SourceRecord, Struct, Type
 from connectors.postgres import pgoutput as pgo
 from connectors.postgres.columns import TypeOptions
 from connectors.postgres.envelope import (
-    CONNECTOR,
     HEARTBEAT_KEY_SCHEMA,
     HEARTBEAT_VALUE_SCHEMA,
     PLACEHOLDER,
-    VERSION,
+    change_event,
     envelope_schema,
+    source_block,
     zero_value,
 )
-from connectors.postgres.envelope import SOURCE_SCHEMA as _SOURCE
 from connectors.postgres.tables import Table
 
 __all__ = ["ChangeEvents"]
@@ -163,23 +162,17 @@ class ChangeEvents:
             self._envelopes[table.qualified] = schema
         return schema
 
-    def _source(self, table: Table, lsn: int, ts_ms: int) -> Struct:
-        return Struct.trusted(
-            _SOURCE,
-            [
-                VERSION,
-                CONNECTOR,
-                self._prefix,
-                ts_ms,
-                "false",
-                self._db,
-                f'["{self.last_commit}","{lsn}"]',
-                table.schema,
-                table.name,
-                self.xid,
-                lsn,
-                None,
-            ],
+    def _source(self, table: Table, lsn: int) -> Struct:
+        return source_block(
+            prefix=self._prefix,
+            ts_us=self._commit_us,
+            snapshot="false",
+            db=self._db,
+            sequence=f'["{self.last_commit}","{lsn}"]',
+            schema=table.schema,
+            table=table.name,
+            tx_id=self.xid,
+            lsn=lsn,
         )
 
     def _row(self, table: Table, texts: list[Any] | None, key_only: bool = False) -> Any:
@@ -233,8 +226,19 @@ class ChangeEvents:
             self._emit(table, lsn, "d", before, None, self._key_of(table, before), out)
 
     def _update(self, table: Table, lsn: int, msg: pgo.Update, out: list[SourceRecord]) -> None:
-        """An update, or a delete and a create when it changed the primary key."""
-        after = self._row(table, msg.new)
+        """An update, or a delete and a create when it changed the primary key.
+
+        Under REPLICA IDENTITY FULL the old row is whole, so a TOASTed value the new
+        row leaves out (unchanged) is taken from it, as Debezium does: the placeholder
+        only where the server sent the value nowhere."""
+        new = msg.new
+        if (
+            msg.old_kind == "O"
+            and msg.old is not None
+            and any(v is pgo.UNCHANGED_TOAST for v in new)
+        ):
+            new = [o if v is pgo.UNCHANGED_TOAST else v for v, o in zip(new, msg.old, strict=True)]
+        after = self._row(table, new)
         before = (
             self._row(table, msg.old, key_only=msg.old_kind == "K") if msg.old_kind == "O" else None
         )
@@ -260,11 +264,7 @@ class ChangeEvents:
         key: Any,
         out: list[SourceRecord],
     ) -> None:
-        ts_ms = self._commit_us // 1000
-        value = Struct.trusted(
-            self.envelope(table),
-            [before, after, self._source(table, lsn, ts_ms), op, int(time.time() * 1000)],
-        )
+        value = change_event(self.envelope(table), before, after, self._source(table, lsn), op)
         offset = {
             "lsn": lsn,
             "txId": self.xid,

@@ -35,7 +35,12 @@ from connect.api import ConnectError, Schema, SourceBatch, SourceRecord, Struct,
 from connectors.postgres import pgoutput as pgo
 from connectors.postgres.columns import FLOAT4, FLOAT8, INT2, INT4, INT8, OID
 from connectors.postgres.copy_arrow import CopyArrowParser
-from connectors.postgres.envelope import CONNECTOR, SOURCE_SCHEMA, VERSION
+from connectors.postgres.envelope import (
+    SNAPSHOT_INDEX,
+    SOURCE_SCHEMA,
+    TRANSACTION_SCHEMA,
+    source_block,
+)
 from connectors.postgres.tables import Table
 
 __all__ = ["SnapshotPhase", "TableSnapshot", "copy_unescape", "parse_copy_text"]
@@ -293,6 +298,8 @@ class SnapshotPhase:
         self._poll_s = poll_s
         self.current: TableSnapshot | None = None
         self.pending: SourceRecord | None = None
+        self._table_rows = 0  # rows of the current table emitted (pending included)
+        self._first_marked = False
         self._parsers: dict[str, CopyArrowParser | None] = {}
         self.offset = {
             "lsn": self.consistent_lsn,
@@ -304,7 +311,12 @@ class SnapshotPhase:
 
     def next_batch(self) -> list[Any] | None:
         """The next records (the newest is held back until we know whether it is the
-        last); None once the snapshot is over."""
+        last); None once the snapshot is over.
+
+        `source.snapshot` says where a read stands, as Debezium marks it: "first" (the
+        snapshot's first record), "first_in_data_collection" / "last_in_data_collection"
+        (a table's first / last), "last" (the snapshot's last), "true" otherwise; where
+        two apply, the snapshot's own marks win over the table's, and "last" over all."""
         while True:
             if self.current is None:
                 if not self.tables:
@@ -317,6 +329,10 @@ class SnapshotPhase:
             chunk = current.next_chunk(timeout_s=self._poll_s)
             if chunk is None:  # the table is done
                 self.current = None
+                pending = self.pending
+                if self._table_rows and pending is not None and _marker(pending) != "first":
+                    _remark(pending, "last_in_data_collection")
+                self._table_rows = 0
                 continue
             if not chunk:
                 return []
@@ -333,29 +349,29 @@ class SnapshotPhase:
         return self._parsers[table.qualified]
 
     def _source(self, table: Table) -> Struct:
-        return Struct.trusted(
-            SOURCE_SCHEMA,
-            [
-                VERSION,
-                CONNECTOR,
-                self._prefix,
-                self.ts_us // 1000,
-                "true",
-                self._db,
-                None,
-                table.schema,
-                table.name,
-                self.xid,
-                self.consistent_lsn,
-                None,
-            ],
+        return source_block(
+            prefix=self._prefix,
+            ts_us=self.ts_us,
+            snapshot="true",
+            db=self._db,
+            sequence=None,
+            schema=table.schema,
+            table=table.name,
+            tx_id=self.xid,
+            lsn=self.consistent_lsn,
         )
+
+    def _first_marker(self) -> str:
+        """`source.snapshot` of a table's first record."""
+        first, self._first_marked = not self._first_marked, True
+        return "first" if first else "first_in_data_collection"
 
     def _batch(self, table: Table, rows: pa.RecordBatch) -> list[Any]:
         """A chunk's events as one SourceBatch (the newest held back as a record, see
         `next_batch`), equal to what `_records` makes of the same rows."""
         env = self._envelope(table)
         n = rows.num_rows
+        now_ns = time.time_ns()
         fields = {f.name: f for f in env.fields}
         after = pa.StructArray.from_arrays(rows.columns, fields=list(rows.schema))
         values = pa.RecordBatch.from_arrays(
@@ -363,8 +379,11 @@ class SnapshotPhase:
                 pa.nulls(n, after.type),
                 after,
                 arrow.repeat(fields["source"].schema, self._source(table), n),
+                arrow.repeat(TRANSACTION_SCHEMA, None, n),
                 arrow.repeat(fields["op"].schema, "r", n),
-                arrow.repeat(fields["ts_ms"].schema, int(time.time() * 1000), n),
+                arrow.repeat(fields["ts_ms"].schema, now_ns // 1_000_000, n),
+                arrow.repeat(fields["ts_us"].schema, now_ns // 1000, n),
+                arrow.repeat(fields["ts_ns"].schema, now_ns, n),
             ],
             names=[f.name for f in env.fields],
         )
@@ -384,9 +403,16 @@ class SnapshotPhase:
             source_offset=self.offset,
         )
         out: list[Any] = [self.pending] if self.pending is not None else []
-        if n > 1:
-            out.append(batch.slice(0, n - 1))
-        self.pending = batch.slice(n - 1).records()[0]
+        start = 0
+        if not self._table_rows:  # the table's first row: a record of its own mark
+            first = batch.slice(0, 1).records()[0]
+            _remark(first, self._first_marker())
+            out.append(first)
+            start = 1
+        self._table_rows += n
+        if n - 1 > start:
+            out.append(batch.slice(start, n - 1))
+        self.pending = out.pop() if n == start else batch.slice(n - 1).records()[0]
         return out
 
     def _records(self, table: Table, rows: list[list[Any]]) -> list[SourceRecord]:
@@ -395,16 +421,20 @@ class SnapshotPhase:
         key_schema = table.key_schema
         key_indexes = table.key_indexes
         source = self._source(table)
-        now = int(time.time() * 1000)
+        now_ns = time.time_ns()
+        stamps = [now_ns // 1_000_000, now_ns // 1000, now_ns]
         # Each row's values were converted for its columns' schemas (read_table).
         trusted = Struct.trusted
         values: list[Struct] = []
         keys: list[Struct] | None = [] if key_schema is not None else None
         for row in rows:
-            values.append(trusted(env, [None, trusted(value_schema, row), source, "r", now]))
+            row_value = trusted(value_schema, row)
+            values.append(trusted(env, [None, row_value, source, None, "r", *stamps]))
             if keys is not None:
                 keys.append(trusted(key_schema, [row[i] for i in key_indexes]))
         out = [self.pending] if self.pending is not None else []
+        first = len(out) if rows and not self._table_rows else -1
+        self._table_rows += len(rows)
         out += SourceRecord.batch(
             table.topic,
             values,
@@ -414,6 +444,8 @@ class SnapshotPhase:
             source_partition=self._partition,
             source_offsets=[self.offset] * len(values),
         )
+        if first >= 0:
+            _remark(out[first], self._first_marker())
         self.pending = out.pop() if out else None
         return out
 
@@ -423,11 +455,7 @@ class SnapshotPhase:
         self.pending = None
         if last is None:
             return None
-        values = list(last.value.values())
-        src_values = list(values[2].values())
-        src_values[4] = "last"
-        values[2] = Struct.trusted(SOURCE_SCHEMA, src_values)
-        last.value = Struct.trusted(last.value.schema, values)
+        _remark(last, "last")
         last.source_offset = dict(
             self.offset, last_snapshot_record=True, lsn_commit=self.consistent_lsn
         )
@@ -443,3 +471,16 @@ class SnapshotPhase:
                 self.conn.close()
             except psycopg2.Error:
                 pass
+
+
+def _marker(record: SourceRecord) -> str:
+    return record.value.get("source").get("snapshot")
+
+
+def _remark(record: SourceRecord, marker: str) -> None:
+    """Give a read's `source.snapshot` the value `marker`."""
+    values = list(record.value.values())
+    source = list(values[2].values())
+    source[SNAPSHOT_INDEX] = marker
+    values[2] = Struct.trusted(SOURCE_SCHEMA, source)
+    record.value = Struct.trusted(record.value.schema, values)
