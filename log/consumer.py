@@ -220,7 +220,10 @@ class Consumer:
             return
         owned = set(self._assigned)
         member = self._member
-        member.listen(None, None)  # what the group revokes from here on is let go below
+        # Why not stop listening first: the commits below must still go through this
+        # member (log.kafka.groups picks the one whose listener runs on this thread).
+        # A revocation meanwhile finds nothing assigned: everything is let go below.
+        self._assigned = []
         try:
             if self.enable_auto_commit:
                 # A deleted topic's positions are not committed (the rest are): that
@@ -233,9 +236,8 @@ class Consumer:
             # Whatever a callback did, the partitions must be let go, or no other
             # member (nor a restarted one in this process) could ever take them.
             self._member = None
-            self._assigned = []
             self._positions.clear()
-            member.leave()
+            member.leave()  # stops its listening too
 
     # --------------------------------------------------------------- positions
 
