@@ -312,7 +312,7 @@ def create_topics(bootstrap: str, names: list[str]) -> None:
     """One partition each, stamped by the broker at append (LogAppendTime)."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})  # errors only
     topics = [NewTopic(n, 1, 1, config={"message.timestamp.type": "LogAppendTime"})
               for n in names]
     for future in admin.create_topics(topics, request_timeout=30).values():

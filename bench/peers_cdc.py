@@ -30,12 +30,15 @@ import json
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from bench.cdc_bench import _pg, make_snap_table
 from tests.waiting import wait_until
+
+if TYPE_CHECKING:
+    from bench.peers_bench import System
 
 DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector"
 #: Debezium's documented tuning keys (see bench/peers_bench.py's docstring), given to both.
@@ -141,7 +144,7 @@ def make_changes(url: str, *, rows: int, transactions: int) -> None:
     conn.close()
 
 
-def snapshot(system: Any, url: str, topics: Topics, create_topics: Callable[..., None],
+def snapshot(system: System, url: str, topics: Topics, create_topics: Callable[..., None],
              bootstrap: str, tag: str) -> float:
     """Step 3: rows per second of the snapshot."""
     prefix = f"{PREFIXES[tag]}_snap"
@@ -164,7 +167,7 @@ def snapshot(system: Any, url: str, topics: Topics, create_topics: Callable[...,
     return rows / (ended - began)
 
 
-def streaming(system: Any, url: str, topics: Topics, create_topics: Callable[..., None],
+def streaming(system: System, url: str, topics: Topics, create_topics: Callable[..., None],
               bootstrap: str, tag: str, transactions: int) -> float:
     """Step 4: changes per second of the backlog's stream."""
     prefix = f"{PREFIXES[tag]}_stream"
@@ -185,7 +188,7 @@ def streaming(system: Any, url: str, topics: Topics, create_topics: Callable[...
     return transactions * PER_TX / (ended - began)
 
 
-def latency(system: Any, url: str, topics: Topics, create_topics: Callable[..., None],
+def latency(system: System, url: str, topics: Topics, create_topics: Callable[..., None],
             bootstrap: str, tag: str, seconds: float) -> tuple[float, float]:
     """Step 5: (p50, p99) in ms of commit → topic at 5,000 changes/s."""
     prefix = f"{PREFIXES[tag]}_lat"
@@ -234,7 +237,7 @@ def latency(system: Any, url: str, topics: Topics, create_topics: Callable[..., 
     return statistics.median(latencies), latencies[int(len(latencies) * 0.99) - 1]
 
 
-def run(url: str, bootstrap: str, *, tributary: Any, debezium: Any, rows: int, changes: int,
+def run(url: str, bootstrap: str, *, tributary: System, debezium: System, rows: int, changes: int,
         latency_s: float, create_topics: Callable[..., None]) -> dict[str, Any]:
     transactions = changes // PER_TX
     # Step 1
