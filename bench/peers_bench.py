@@ -189,17 +189,14 @@ class TreePeak:
 
 class System:
     """One worker reached by Kafka Connect's REST API: Tributary's or Kafka Connect's.
-    `check` raises when the worker died; `sample` records its memory."""
+    `check()` raises when the worker died; `peak` follows its memory."""
 
     def __init__(self, name: str, rest: str, check: Callable[[], None], peak: TreePeak) -> None:
         self.name = name
         self.rest = rest
-        self._check = check
+        self.check = check
         self.peak = peak
         self.client = httpx.Client(base_url=rest, timeout=60.0)
-
-    def check(self) -> None:
-        self._check()
 
     def create(self, name: str, config: dict[str, str]) -> None:
         answer = self.client.post("/connectors", json={"name": name, "config": config})
