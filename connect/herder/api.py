@@ -158,6 +158,11 @@ class Herder(Protocol):
 
     def stop_connector(self, name: str) -> None: ...
 
+    def fence_zombies(self, name: str) -> None:
+        """Fence the transactional producers of an exactly-once source's previous task
+        generation (Kafka's PUT /connectors/{name}/fence)."""
+        ...
+
     # -- topics and offsets ------------------------------------------------------
     def connector_topics(self, name: str) -> list[str]: ...
 

@@ -37,6 +37,7 @@ from connect.herder.api import (
     TaskInfo,
     TaskState,
 )
+from connect.herder.fencing import fence_on_request
 from connect.herder.loggers import LoggerLevels
 from connect.herder.offset_requests import require_in_range, sink_offsets, source_offsets
 from connect.herder.plugin_info import connector_plugins, plugin_config
@@ -480,6 +481,14 @@ class LogHerder:
                 for tp, o in sorted(committed.items())
             ]
         return [{"partition": p, "offset": o} for p, o in self.offsets.get_all(name)]
+
+    def fence_zombies(self, name: str) -> None:
+        """`PUT /connectors/{name}/fence`: fence the producers of the connector's
+        previous task generation now, if its current one waits for that
+        (connect.herder.fencing). Kafka's is an endpoint between workers; here any
+        worker runs the round itself (every worker shares the log)."""
+        with self._lock:
+            fence_on_request(self, name, self._require(name))
 
     def _require_stopped(self, name: str) -> None:
         if self.configs.snapshot().targets.get(name) is not TargetState.STOPPED:

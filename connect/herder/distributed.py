@@ -32,6 +32,7 @@ from typing import Any
 from connect.api import NotFoundError
 from connect.herder.api import ConnectorStateInfo
 from connect.herder.base import LogHerder, with_placeholders
+from connect.herder.fencing import fence_before_tasks, needs_fencing
 from connect.herder.member import GroupMember
 from connect.herder.membership import AssignorConfig, TaskId, Work
 from connect.plugins import Plugins
@@ -205,6 +206,8 @@ class DistributedHerder(LogHerder):
             )
         # Step 3
         snapshot = self.configs.snapshot()
+        if view.leader() == self._worker_id:
+            self._fence_pending(snapshot)
         self._reconcile(snapshot)
         # Step 4
         self._handle_requests(snapshot)
@@ -275,6 +278,23 @@ class DistributedHerder(LogHerder):
         if configs != snapshot.tasks.get(name) and self.member.lease.valid():
             self.configs.put_task_configs(name, configs)
 
+    def _fence_pending(self, snapshot: ClusterConfig) -> None:
+        """The leader's zombie-fencing rounds (connect.herder.fencing) for every
+        exactly-once source whose new task generation waits for one; a failed round
+        fails the connector's tasks (a restart of them runs it again)."""
+        for name, props in sorted(snapshot.connectors.items()):
+            if needs_fencing(self.config, self.plugins, props) and self.configs.fencing_state(
+                name
+            )[0]:
+                fence_before_tasks(self, name, props, len(snapshot.tasks.get(name, [])))
+
+    def _waits_for_fencing(self, name: str, props: dict[str, str]) -> bool:
+        """Whether a task of `name` must not start yet: its generation's fencing round
+        (the leader's) has not written its task-count record."""
+        return needs_fencing(self.config, self.plugins, props) and self.configs.fencing_state(
+            name
+        )[0]
+
     def _reconcile_task(self, task: TaskId, snapshot: ClusterConfig) -> None:
         name = task.connector
         props = snapshot.connectors.get(name)
@@ -291,6 +311,8 @@ class DistributedHerder(LogHerder):
             wanted.connector_props,
             wanted.task_props,
         ):
+            if self._waits_for_fencing(name, props):
+                return  # the task-count record wakes this herder up again
             self._tasks[task] = wanted
             self.offsets.refresh()  # the previous owner's last commit, or an operator's edit
             self.worker.start_task(name, task.task, props, configs[task.task], paused=paused)

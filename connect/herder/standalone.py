@@ -14,6 +14,7 @@ import threading
 from connect.api import NotFoundError
 from connect.herder.api import ConnectorStateInfo
 from connect.herder.base import LogHerder, with_placeholders
+from connect.herder.fencing import fence_before_tasks
 from connect.storage import State, Status, TargetState
 
 __all__ = ["StandaloneHerder"]
@@ -86,6 +87,8 @@ class StandaloneHerder(LogHerder):
             self.configs.put_task_configs(name, configs)
         paused = snapshot.targets.get(name) is TargetState.PAUSED
         self.worker.stop_tasks(self.worker.connector_tasks(name))
+        if not fence_before_tasks(self, name, props, len(configs)):
+            return
         for index, task_props in enumerate(configs):
             self.worker.start_task(name, index, props, task_props, paused=paused)
         self.status.remove_tasks(name, len(configs))
@@ -132,6 +135,8 @@ class StandaloneHerder(LogHerder):
         if not 0 <= task < len(tasks):
             raise NotFoundError(f"Task {name}-{task} not found")
         paused = snapshot.targets.get(name) is TargetState.PAUSED
+        if not fence_before_tasks(self, name, snapshot.connectors[name], len(tasks)):
+            return  # a failed round is run again by a restart
         self.worker.start_task(name, task, snapshot.connectors[name], tasks[task], paused=paused)
 
     def pause_connector(self, name: str) -> None:

@@ -224,6 +224,17 @@ def stop_connector(herder: HerderDep, name: str) -> Response:
     return Response(status_code=204)
 
 
+@router.put(
+    "/{name}/fence",
+    status_code=204,
+    summary="Fence the transactional producers of an exactly-once source's previous tasks",
+    responses=responses(204, None, 400, 404),
+)
+def fence_zombies(herder: HerderDep, name: str) -> Response:
+    herder.fence_zombies(name)
+    return Response(status_code=204)
+
+
 # ------------------------------------------------------------------ tasks
 
 

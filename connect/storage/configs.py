@@ -10,9 +10,14 @@ Record formats, as Kafka Connect writes them (values are JSON):
 | restart-connector-<n>  | {"include-tasks", "only-failed"}: a restart request          |
 | restart-task-<name>-<n>| {}: a request to restart one task                            |
 | logger-cluster-<ns>    | {"level"}: a logger level for every worker of the cluster    |
+| tasks-fencing-<name>   | {"task-count": N}: that task generation runs fenced (below)  |
 
 Requests (restarts, cluster logger levels) change no state: they are handed to the
 request listeners as they are read, for the worker that owns the work to act on.
+
+A tasks-fencing record (exactly-once sources, connect.herder.fencing) is written once
+the producers of the generation before were fenced; task configs committed after the
+last one are "pending fencing".
 
 Task configs are buffered until their commit record, so a reader never sees half of a
 new task set; a commit whose task records are missing leaves the connector's tasks
@@ -62,6 +67,12 @@ class ConfigStore:
         self._pending: dict[str, dict[int, dict[str, str]]] = {}
         self._listeners: list[Callable[[str], None]] = []
         self._request_listeners: list[Callable[[str, dict | None], None]] = []
+        #: Exactly-once sources (connect.herder.fencing): the task count of the last
+        #: tasks-fencing record, and the task generations committed (commit records)
+        #: in all and since that record.
+        self._fenced_counts: dict[str, int] = {}
+        self._generations: dict[str, int] = {}
+        self._unfenced: set[str] = set()
 
     def start(self) -> None:
         self._table.start(self._apply)
@@ -111,6 +122,14 @@ class ConfigStore:
             pending = self._pending.pop(name, {})
             if all(i in pending for i in range(count)):
                 state.tasks[name] = [pending[i] for i in range(count)]
+                self._generations[name] = self._generations.get(name, 0) + 1
+                self._unfenced.add(name)
+            return name
+        if key.startswith("tasks-fencing-"):
+            name = key[len("tasks-fencing-") :]
+            if data is not None:
+                self._fenced_counts[name] = int(data.get("task-count", 0))
+                self._unfenced.discard(name)
             return name
         if key.startswith("target-state-"):
             name = key[len("target-state-") :]
@@ -139,7 +158,25 @@ class ConfigStore:
             config = self._state.connectors.get(name)
             return None if config is None else dict(config)
 
+    def fencing_state(self, name: str) -> tuple[bool, int | None, int, int]:
+        """(task configs newer than the last task-count record, that record's task
+        count or None, the current task count, the task generation), read to the end
+        of the config topic: step 1 of connect.herder.fencing's round."""
+        self._table.refresh()
+        with self._lock:
+            return (
+                name in self._unfenced,
+                self._fenced_counts.get(name),
+                len(self._state.tasks.get(name, [])),
+                self._generations.get(name, 0),
+            )
+
     # ---------------------------------------------------------------- writes
+
+    def put_task_count(self, name: str, count: int) -> None:
+        """The task-count record: the generation of `count` tasks runs fenced from
+        its predecessors (Kafka's tasks-fencing record)."""
+        self._table.write([(f"tasks-fencing-{name}".encode(), _dump({"task-count": count}))])
 
     def put_connector_config(
         self, name: str, props: Mapping[str, str], target: TargetState | None = None

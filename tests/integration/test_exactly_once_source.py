@@ -164,6 +164,9 @@ def test_a_fenced_task_fails_saying_so_and_its_open_transaction_never_shows(
     )
     assert "was fenced" in task["trace"]
     assert zombie_id in task["trace"]
+    # Kafka's fencing endpoint: the current generation's round is done already.
+    assert worker.request("PUT", "/connectors/eos-source/fence")[0] == 204
+    assert worker.request("PUT", "/connectors/nothing/fence")[0] == 404
     committed = Committed(tmp_path / "log")
     lso, end = committed.ends()
     assert lso == end  # nothing left open: the fence aborted it

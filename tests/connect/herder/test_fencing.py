@@ -1,0 +1,130 @@
+"""Zombie fencing before a new task generation of an exactly-once source (KIP-618's
+round, connect.herder.fencing): on the real embedded log and config topic, a
+producer of the old generation is fenced (its open transaction never shows), the
+round happens once per generation (the task-count record), 1 → 1 is left to the new
+task's own init, and a standalone herder runs it before its tasks start and on
+`fence_zombies` (PUT /connectors/{name}/fence)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connect.api import ConnectError
+from connect.herder import fencing
+from connect.herder.api import BadRequestError
+from connect.herder.fencing import fence_zombies
+from connect.storage import ConfigStore, LogTable
+from log import FileLog, ProducerFencedError
+from tests.waiting import wait_until
+
+EOS = {"exactly.once.source.support": "enabled", "group.id": "g"}
+
+
+def _tasks(n: int, tag: str = "") -> list[dict[str, str]]:
+    return [{"id": str(i), "tag": tag} for i in range(n)]
+
+
+@pytest.fixture
+def configs(file_log: FileLog) -> ConfigStore:
+    store = ConfigStore(LogTable(file_log, "connect-configs"))
+    store.start()
+    return store
+
+
+def _round(configs: ConfigStore, log: FileLog) -> int:
+    return fence_zombies(configs, log, EOS, worker_id="w", name="c", props={})
+
+
+def test_the_old_generation_is_fenced_once_and_its_open_transaction_never_shows(
+    file_log: FileLog, configs: ConfigStore
+) -> None:
+    configs.put_task_configs("c", _tasks(3))
+    assert configs.fencing_state("c")[:2] == (True, None)
+    assert _round(configs, file_log) == 0  # the first generation: only the record
+    assert configs.fencing_state("c")[:3] == (False, 3, 3)
+    # Task 2 of that generation, alive somewhere, in the middle of a transaction.
+    file_log.create_topic("t")
+    zombie = file_log.transactional_producer("g-c-2")
+    zombie.init_transactions()
+    zombie.begin_transaction()
+    zombie.append("t", 0, [b"zombie"])
+    configs.put_task_configs("c", _tasks(2))
+    assert _round(configs, file_log) == 3  # ids 0, 1 and 2 of the old generation
+    assert configs.fencing_state("c")[:3] == (False, 2, 2)
+    with pytest.raises(ProducerFencedError):
+        zombie.append("t", 0, [b"late"])
+    assert file_log.read("t", 0, 0, isolation_level="read_committed") == []
+    assert file_log.last_stable_offset("t", 0) == file_log.latest_offset("t", 0)
+    assert _round(configs, file_log) == 0  # once per generation
+
+
+def test_one_task_to_one_is_left_to_the_new_tasks_own_init(
+    file_log: FileLog, configs: ConfigStore
+) -> None:
+    configs.put_task_configs("c", _tasks(1, "a"))
+    _round(configs, file_log)
+    configs.put_task_configs("c", _tasks(1, "b"))
+    assert _round(configs, file_log) == 0
+    assert configs.fencing_state("c")[:3] == (False, 1, 1)
+    configs.put_task_configs("c", _tasks(2, "b"))
+    assert _round(configs, file_log) == 1  # 1 → 2: the one old id
+
+
+def test_a_generation_committed_during_the_round_fails_it(
+    file_log: FileLog, configs: ConfigStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configs.put_task_configs("c", _tasks(2))
+    _round(configs, file_log)
+    configs.put_task_configs("c", _tasks(3))
+    real = fencing.fence_producers
+
+    def racing(*args: Any, **kwargs: Any) -> None:  # another worker writes meanwhile
+        real(*args, **kwargs)
+        configs.put_task_configs("c", _tasks(4))
+
+    monkeypatch.setattr(fencing, "fence_producers", racing)
+    with pytest.raises(ConnectError, match="changed while"):
+        _round(configs, file_log)
+    assert configs.fencing_state("c")[:2] == (True, 2)  # no record: the next round runs
+
+
+def test_a_standalone_herder_fences_before_its_tasks_and_on_request(
+    tmp_path: Path, start_herder: Any
+) -> None:
+    herder = start_herder(EOS)
+    config = {
+        "connector.class": "VerifiableSource",
+        "topic": "v",
+        "tasks.max": "2",
+        "throughput": "50",
+    }
+    herder.put_connector_config("v", {"name": "v", **config}, allow_replace=False)
+
+    def running() -> bool:
+        status = herder.connector_status("v")
+        return len(status.tasks) == 2 and all(t.state == "RUNNING" for t in status.tasks)
+
+    wait_until(running, 30, "two tasks running")
+    assert herder.configs.fencing_state("v")[:3] == (False, 2, 2)
+    herder.put_connector_config("v", {"name": "v", **config, "tasks.max": "3"}, allow_replace=True)
+    wait_until(lambda: herder.configs.fencing_state("v")[:3] == (False, 3, 3), 30, "the round")
+    herder.fence_zombies("v")  # nothing pending: a no-op, no error
+    sink = {"connector.class": "FileStreamSink", "topics": "v", "file": str(tmp_path / "o")}
+    herder.put_connector_config("s", {"name": "s", **sink}, allow_replace=False)
+    with pytest.raises(BadRequestError, match="not a source"):
+        herder.fence_zombies("s")
+
+
+def test_fencing_needs_exactly_once_on(start_herder: Any) -> None:
+    herder = start_herder()
+    herder.put_connector_config(
+        "v",
+        {"name": "v", "connector.class": "VerifiableSource", "topic": "v", "throughput": "1"},
+        allow_replace=False,
+    )
+    with pytest.raises(BadRequestError, match=re.escape("exactly.once.source.support")):
+        herder.fence_zombies("v")
