@@ -56,17 +56,19 @@ def _committed_records(log: FileLog) -> list:
 
 
 class TransactionsModel(RuleBasedStateMachine):
-    """Two transactional ids and plain appends on two partitions, against a model:
-    per partition, the records in offset order with their fate."""
+    """Two transactional ids and plain appends on the two partitions of a compacted
+    topic, with rolls, compaction and reopens, against a model: per partition, the
+    records in offset order with their key and fate."""
 
     def __init__(self) -> None:
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix="txn-model-"))
         self.directory = self.root / "log"
         self.log = FileLog(self.directory, background=False)
-        self.log.create_topic(TOPIC, 2, config={"segment.bytes": 600})
+        config = {"segment.bytes": 600, "cleanup.policy": "compact"}
+        self.log.create_topic(TOPIC, 2, config=config)
         self.producers = {}
-        # partition -> list of [value, owner]: owner None (plain or committed),
+        # partition -> [offset, key, value, owner]: owner None (plain or committed),
         # "aborted", or the transactional id whose transaction is open.
         self.records: dict[int, list[list]] = {0: [], 1: []}
         self.open: dict[str, bool] = {}
@@ -83,15 +85,20 @@ class TransactionsModel(RuleBasedStateMachine):
         self.counter += 1
         return b"v%d" % self.counter
 
-    @rule(tid=st.sampled_from(["a", "b"]), partition=st.sampled_from([0, 1]), n=st.integers(1, 3))
-    def transactional_append(self, tid: str, partition: int, n: int) -> None:
+    @rule(
+        tid=st.sampled_from(["a", "b"]),
+        partition=st.sampled_from([0, 1]),
+        keys=st.lists(st.sampled_from([b"k0", b"k1", b"k2"]), min_size=1, max_size=3),
+    )
+    def transactional_append(self, tid: str, partition: int, keys: list[bytes]) -> None:
         producer = self._producer(tid)
         if not self.open.get(tid):
             producer.begin_transaction()
             self.open[tid] = True
-        values = [self._value() for _ in range(n)]
-        producer.append(TOPIC, partition, values)
-        self.records[partition] += [[v, tid] for v in values]
+        values = [self._value() for _ in keys]
+        offsets = producer.append(TOPIC, partition, values, keys=keys)
+        added = zip(offsets, keys, values, strict=True)
+        self.records[partition] += [[o, k, v, tid] for o, k, v in added]
 
     @rule(tid=st.sampled_from(["a", "b"]), commit=st.booleans())
     def end(self, tid: str, commit: bool) -> None:
@@ -102,14 +109,31 @@ class TransactionsModel(RuleBasedStateMachine):
         self.open[tid] = False
         for records in self.records.values():
             for rec in records:
-                if rec[1] == tid:
-                    rec[1] = None if commit else "aborted"
+                if rec[3] == tid:
+                    rec[3] = None if commit else "aborted"
+
+    @rule(partition=st.sampled_from([0, 1]), key=st.sampled_from([b"k0", b"k1", b"k2"]))
+    def plain_append(self, partition: int, key: bytes) -> None:
+        value = self._value()
+        offset = self.log.append(TOPIC, partition, [value], keys=[key]).start
+        self.records[partition].append([offset, key, value, None])
 
     @rule(partition=st.sampled_from([0, 1]))
-    def plain_append(self, partition: int) -> None:
-        value = self._value()
-        self.log.append(TOPIC, partition, [value])
-        self.records[partition].append([value, None])
+    def compact(self, partition: int) -> None:
+        """Roll, then clean: what is below the cleaned end keeps the latest committed
+        record per key; aborted records there go; open transactions are never there."""
+        part = self.log.partition(TOPIC, partition)
+        part.roll()
+        result = clean_partition(part, force=True)
+        if not result.segments_before:
+            return
+        end = part.segments[result.segments_after].base_offset
+        records = self.records[partition]
+        assert all(r[0] >= end for r in records if r[3] not in (None, "aborted"))
+        latest = {r[1]: r[0] for r in records if r[0] < end and r[3] is None}
+        self.records[partition] = [
+            r for r in records if r[0] >= end or (r[3] is None and latest[r[1]] == r[0])
+        ]
 
     @rule()
     def reopen(self) -> None:
@@ -123,10 +147,10 @@ class TransactionsModel(RuleBasedStateMachine):
 
     def _check(self, log: FileLog) -> None:
         for partition, records in self.records.items():
-            everything = [v for v, _owner in records]
+            everything = [r[2] for r in records]
             assert _values(log, partition, committed=False) == everything
             stable = []
-            for value, owner in records:
+            for _offset, _key, value, owner in records:
                 if owner not in (None, "aborted"):
                     break  # the LSO: the first record of an open transaction
                 if owner is None:
