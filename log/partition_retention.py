@@ -87,7 +87,8 @@ class PartitionRetention:
            takes the gaps for damage, even in a segment that becomes the last one.
         2. `staged` (fsynced by the cleaner) gets a `replaces` file naming the old
            bases and is renamed to `.swap/`: from here on the swap completes.
-        3. The old segments' files are deleted, then `replaces` is renamed to
+        3. The old segments' files are deleted (their `.txnindex` too: it describes
+           batches the cleaned files no longer hold), then `replaces` is renamed to
            `replaced`, so a rerun never deletes the new files (same names).
         4. The new files are moved in and `.swap/` is removed.
         """
@@ -118,7 +119,7 @@ class PartitionRetention:
         if text is not None:
             # Step 3
             for base in (int(b) for b in text.split()):
-                for suffix in (".log", ".index", ".timeindex"):
+                for suffix in (".log", ".index", ".timeindex", ".txnindex"):
                     path = self.directory / f"{base:020d}{suffix}"
                     if path.exists():
                         doomed = path.with_name(path.name + ".deleted")

@@ -57,7 +57,7 @@ from log.batch import (
     parse_header,
     parse_producer,
 )
-from log.errors import ProducerFencedError
+from log.errors import CorruptRecordError, ProducerFencedError
 from log.fsutil import fsync_dir, write_atomic
 from log.segment import Segment, segment_name
 
@@ -245,6 +245,10 @@ class PartitionTxn:
             while position < end:
                 raw = seg.pread(_WALK_READ, position)
                 header = parse_header(raw)
+                if header.size < HEADER_SIZE or position + header.size > end:
+                    # Damage in a trusted (closed) segment, which opening does not
+                    # scan: stop here, as a read of it would, instead of looping.
+                    raise CorruptRecordError(str(seg.path), position, "impossible batch length")
                 if header.attributes & ATTR_TRANSACTIONAL:
                     if header.attributes & ATTR_CONTROL:
                         raw = seg.pread(header.size, position)
