@@ -128,49 +128,6 @@ def test_a_session_the_broker_refuses_fails_the_sink_task(
     assert "consumer.session.timeout.ms" in task["trace"]
 
 
-def test_a_broker_restart_under_load_loses_nothing(
-    tmp_path: Path, start_worker, kafka_broker
-) -> None:
-    """The broker stops (cleanly, its data kept) while a file pipeline runs and lines
-    keep coming, then starts again on the same port: the worker's clients reconnect, its
-    tasks go on, and every line reaches the sink file, in order."""
-    kafka_broker.empty()
-    src, out = tmp_path / "in.txt", tmp_path / "out.txt"
-    files = [
-        connector_file(
-            tmp_path,
-            "file-source",
-            {"connector.class": "FileStreamSource", "file": str(src), "topic": "lines"},
-        ),
-        connector_file(
-            tmp_path,
-            "file-sink",
-            {"connector.class": "FileStreamSink", "file": str(out), "topics": "lines"},
-        ),
-    ]
-    config = {"bootstrap.servers": kafka_broker.bootstrap, "offset.storage.partitions": "1"}
-    first, second, third = _lines(20_000), _lines(5_000, 20_000), _lines(5_000, 25_000)
-    src.write_bytes(first)
-    worker = start_worker(files, config)
-    wait_until(lambda: out.exists() and out.stat().st_size >= len(first), what="first output")
-    kafka_broker.stop(keep=True)
-    with src.open("ab") as f:  # written while the broker is down
-        f.write(second)
-    wait_until(lambda: worker.proc.poll() is None, what="the worker still runs")
-    kafka_broker.start()
-    with src.open("ab") as f:
-        f.write(third)
-    everything = first + second + third
-
-    def delivered() -> bool:
-        return out.stat().st_size >= len(everything) and everything in _unique(out)
-
-    wait_until(delivered, 120, "every line after the broker's restart")
-    for name in ("file-source", "file-sink"):
-        assert [t["state"] for t in worker.status(name)["tasks"]] == ["RUNNING"], name
-    assert worker.stop() == 0
-
-
 def _unique(path: Path) -> bytes:
     """The file's lines with repeats dropped (at-least-once may deliver a line twice
     around the restart; losing one is what this test refuses)."""
@@ -183,15 +140,17 @@ def _unique(path: Path) -> bytes:
     return b"".join(kept)
 
 
-def test_a_30_second_broker_outage_under_load_fails_no_task(
+def test_a_30_second_broker_outage_under_load_fails_no_task_and_loses_nothing(
     tmp_path: Path, start_worker, kafka_broker
 ) -> None:
-    """The broker is away for 30 s (three times the log's request timeout, past which
-    a sink task's read failed and the task with it) while lines keep coming. Kafka
-    Connect's tasks ride that out: clients retry, a poll returns nothing. So do ours:
-    no task fails, the worker runs throughout, and once the broker is back every line
-    reaches the sink. (The REST status is asked after the outage: during it, reading
-    the status topic fails.)"""
+    """The broker stops cleanly (its data kept) while a file pipeline runs, stays away
+    for 30 s (three times the log's request timeout, past which a sink task's read
+    failed and the task with it) while lines keep coming, and starts again on the same
+    port. Kafka Connect's tasks ride that out: clients retry, a poll returns nothing.
+    So do ours: no task fails, the worker runs throughout, and every line reaches the
+    sink, in order. (The REST status is asked after the outage: during it, reading the
+    status topic fails.) What the first, shorter restart showed: the moment the broker
+    began its shutdown, a sink task's watermarks read failed with _UNKNOWN_PARTITION."""
     kafka_broker.empty()
     src, out = tmp_path / "in.txt", tmp_path / "out.txt"
     files = [
