@@ -86,6 +86,7 @@ class TxnView:
         self.open: dict[int, int] = {}
         self.epochs: dict[int, int] = {}
         self.aborted: list[AbortedTxn] = []
+        self._lasts: list[int] = []
         self.segment: Segment | None = None  # where the walk stands
         self.position = 0
         self.end_offset = 0  # the offset after the last batch walked
@@ -100,7 +101,9 @@ class TxnView:
         if not aborted or aborted[-1].last_offset < offset:
             return None
         ranges: dict[int, list[tuple[int, int]]] = {}
-        lasts = [a.last_offset for a in aborted]
+        lasts = self._lasts  # the marker offsets, kept beside `aborted` (both in order)
+        if len(lasts) != len(aborted):
+            lasts.extend(a.last_offset for a in aborted[len(lasts) :])
         for a in aborted[bisect_left(lasts, offset) :]:
             ranges.setdefault(a.producer_id, []).append((a.first_offset, a.last_offset))
         return ranges
