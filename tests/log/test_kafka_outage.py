@@ -17,6 +17,7 @@ import pytest
 
 from log import Consumer, LogUnavailableError, TopicPartition
 from log.kafka import KafkaLog
+from log.kafka.clients import ClientConfig
 from tests.kafka import MockKafkaCluster
 
 
@@ -73,3 +74,17 @@ def test_connection_failures_are_logged_once_per_client() -> None:
     clients = {r.args[1] for r in failures}  # type: ignore[index]
     assert failures, "the outage was not logged at all"
     assert len(failures) == len(clients), [r.getMessage() for r in failures]
+
+
+def test_appends_wait_kafkas_delivery_timeout_for_a_broker() -> None:
+    """An append waits for a broker as long as Kafka's producer does (delivery.timeout.ms,
+    120 s; the worker's `kafka.delivery.timeout.ms` or `kafka.message.timeout.ms`
+    changes it), never less than the request timeout."""
+    assert ClientConfig("b:9092", {}).producer("none")["message.timeout.ms"] == 120_000
+    given = ClientConfig("b:9092", {"delivery.timeout.ms": "30000"}).producer("none")
+    assert given["message.timeout.ms"] == 30_000
+    assert "delivery.timeout.ms" not in given  # librdkafka takes one of the aliases
+    alias = ClientConfig("b:9092", {"message.timeout.ms": 20_000}).producer("lz4")
+    assert alias["message.timeout.ms"] == 20_000
+    floor = ClientConfig("b:9092", {"delivery.timeout.ms": 1000}, timeout_s=10.0)
+    assert floor.producer("none")["message.timeout.ms"] == 10_000
