@@ -253,8 +253,16 @@ class Consumer:
         if self.auto_offset_reset == "earliest":
             return self._log.earliest_offset(tp.topic, tp.partition)
         if self.auto_offset_reset == "latest":
-            return self._log.latest_offset(tp.topic, tp.partition)
+            return self._end(tp)
         raise NoOffsetForPartitionError(tp.topic, tp.partition)
+
+    def _end(self, tp: TopicPartition) -> int:
+        """Where "latest" is: the log end, or for read_committed the last stable
+        offset, as Kafka's consumer has it (the log end would skip the records of a
+        transaction open at that moment for good)."""
+        if self._read_options:
+            return self._log.last_stable_offset(tp.topic, tp.partition)
+        return self._log.latest_offset(tp.topic, tp.partition)
 
     def position(self, tp: TopicPartition) -> int:
         pos = self._positions.get(tp)
@@ -273,7 +281,7 @@ class Consumer:
 
     def seek_to_end(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         for tp in partitions if partitions is not None else self._assigned:
-            self.seek(tp, self._log.latest_offset(tp.topic, tp.partition))
+            self.seek(tp, self._end(tp))
 
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         self._paused.update(partitions)

@@ -498,3 +498,25 @@ def test_a_read_committed_consumer_moves_past_markers_and_aborts(make_log) -> No
     assert [r.value for r in seen] == [b"0", b"1", b"2"], "no control records, aborted kept"
     with pytest.raises(ValueError, match="isolation_level"):
         Consumer(log, isolation_level="read_everything")
+
+
+def test_a_read_committed_consumer_at_latest_starts_at_the_lso(make_log) -> None:
+    """For read_committed, "latest" is the last stable offset, as in Kafka: from the
+    log end, the open transaction's records would be skipped for good."""
+    log = make_log()
+    log.create_topic(TOPIC)
+    tp = TopicPartition(TOPIC, 0)
+    log.append(TOPIC, 0, [b"old"])
+    producer = log.transactional_producer("late")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"pending"])
+    consumer = Consumer(log, auto_offset_reset="latest", isolation_level=COMMITTED)
+    consumer.assign([tp])
+    assert consumer.position(tp) == 1
+    producer.commit_transaction()
+    got: list = []
+    wait_until(lambda: got.extend(consumer.poll(0.1)) or got)
+    assert [r.value for r in got] == [b"pending"]
+    consumer.seek_to_end([tp])
+    assert consumer.position(tp) == log.latest_offset(TOPIC, 0) == 3
