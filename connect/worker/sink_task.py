@@ -306,45 +306,51 @@ class WorkerSinkTask(WorkerTask):
         self.offsets.forget(revoked)  # the next owner commits from here on
 
     def iterate(self) -> None:
-        try:
-            self._iterate()
-        except LogUnavailableError as exc:
-            # Step 2 (also from a topic scan or a back-off's poll): not a failure.
-            self.outage.failed(exc)
-
-    def _iterate(self) -> None:
-        if self._regex is not None and time.monotonic() - self._last_topic_scan > 5:
-            matching = {t for t in self._data_log.list_topics() if self._regex.fullmatch(t)}
-            if not matching <= self._subscribed:
-                self._subscribe()
-            self._last_topic_scan = time.monotonic()
-        # Step 1
         redelivery = self.redelivery
-        if redelivery.pending is not None:
-            redelivery.back_off()
+        chunks: list[Chunk] | None = None
+        try:
+            self._scan_topics()
+            if redelivery.pending is not None:
+                # Step 1
+                redelivery.back_off()
+            else:
+                self._apply_rewinds()
+                # Step 2
+                chunks = self.consumer.poll_chunks(0.2)
+        except LogUnavailableError as exc:
+            # Step 2: not a failure. Only the log's reads are caught: nothing polled is
+            # lost with the error (a poll hands over what it read before one), and a
+            # failing put() or dead-letter write stays the task's failure.
+            self.outage.failed(exc)
+            return
+        if chunks is None:
             pending, redelivery.pending = redelivery.pending, None
             if pending is not None and not self._stopping.is_set():
                 self._deliver(pending)
             else:
                 redelivery.pending = pending  # stopping: delivered by the next owner
-            self.offsets.maybe_commit()
-            return
-        self._apply_rewinds()
-        # Step 2
-        chunks = self.consumer.poll_chunks(0.2)
-        if chunks or self.consumer.assignment() - self.consumer.paused():
-            self.outage.ok()  # records, or reads that answered: the log is there
-        if chunks:
-            self.metrics.records_read += sum(len(records) for _, records in chunks)
-            self._deliver(self._delivery_of(chunks))
         else:
-            # As Kafka does: put() after every poll, empty or not, so a sink on an
-            # idle topic still gets to flush buffers, time out batches or fail.
-            self._deliver(Delivery([], [], [], {}))
+            if chunks or self.consumer.assignment() - self.consumer.paused():
+                self.outage.ok()  # records, or reads that answered: the log is there
+            self._deliver(self._delivery_of(chunks))
         self.offsets.maybe_commit()
 
+    def _scan_topics(self) -> None:
+        """With topics.regex: subscribe again when new topics match (every 5 s)."""
+        if self._regex is None or time.monotonic() - self._last_topic_scan <= 5:
+            return
+        matching = {t for t in self._data_log.list_topics() if self._regex.fullmatch(t)}
+        if not matching <= self._subscribed:
+            self._subscribe()
+        self._last_topic_scan = time.monotonic()
+
     def _delivery_of(self, chunks: list[Chunk]) -> Delivery:
-        """Step 3: the task's batches and records of a poll's chunks."""
+        """Step 3: the task's batches and records of a poll's chunks. None polled
+        makes an empty delivery: as Kafka does, put() comes after every poll, so a
+        sink on an idle topic still gets to flush buffers, time out batches or fail."""
+        if not chunks:
+            return Delivery([], [], [], {})
+        self.metrics.records_read += sum(len(records) for _, records in chunks)
         batches: list[SinkBatch] = []
         batched: list[Chunk] = []
         rest = chunks
