@@ -49,8 +49,9 @@ class TransactionContext(ABC):
 
     A request takes effect once the worker has dispatched the records polled so far:
     commit or abort at a record means "after that record has been written", so a task
-    may ask while it builds a batch. An abort drops the transaction's records and
-    leaves the source offsets where the last commit put them, so they are read again."""
+    may ask while it builds a batch. An abort drops the transaction's records but still
+    commits their source offsets, as Kafka Connect does: the task chose to drop them,
+    and they are not read again. A task that wants them read again raises instead."""
 
     @abstractmethod
     def commit_transaction(self, record: SourceRecord | None = None) -> None:
@@ -59,4 +60,4 @@ class TransactionContext(ABC):
     @abstractmethod
     def abort_transaction(self, record: SourceRecord | None = None) -> None:
         """Abort after the records polled so far (or after `record`, which is dropped
-        with the rest of its transaction)."""
+        with the rest of its transaction); their offsets are committed all the same."""
