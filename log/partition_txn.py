@@ -108,6 +108,15 @@ class TxnView:
             ranges.setdefault(a.producer_id, []).append((a.first_offset, a.last_offset))
         return ranges
 
+    def forget_below(self, start: int) -> None:
+        """Drop the aborted transactions whose marker retention has deleted: no read
+        can reach them (a long-lived process would otherwise keep them all)."""
+        aborted = self.aborted
+        if aborted and aborted[0].last_offset < start:
+            keep = next((i for i, a in enumerate(aborted) if a.last_offset >= start), len(aborted))
+            del aborted[:keep]
+            del self._lasts[:keep]
+
     def take(self, buf: bytes, position: int, base_offset: int, attributes: int) -> None:
         """Account for the transactional batch at `position` of `buf`."""
         pid, epoch, _seq = parse_producer(buf, position)
@@ -206,6 +215,7 @@ class PartitionTxn:
             if view.segment is None or view.segment not in self._segments:
                 self._txn_bootstrap()
             self._txn_walk()
+            self._txn.forget_below(self._segments[0].base_offset)
             return self._txn
 
     def last_stable_offset(self) -> int:

@@ -520,3 +520,25 @@ def test_a_read_committed_consumer_at_latest_starts_at_the_lso(make_log) -> None
     assert [r.value for r in got] == [b"pending"]
     consumer.seek_to_end([tp])
     assert consumer.position(tp) == log.latest_offset(TOPIC, 0) == 3
+
+
+def test_retention_takes_aborted_transactions_and_their_index_away(make_log) -> None:
+    log = make_log()
+    log.create_topic(TOPIC, config={"retention.bytes": 1, "segment.bytes": 10_000})
+    part = log.partition(TOPIC, 0)
+    producer = log.transactional_producer("r")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"gone"])
+    producer.abort_transaction()
+    part.roll()
+    index = part.directory / f"{0:020d}.txnindex"
+    assert index.exists() and len(part.txn_view().aborted) == 1
+    log.append(TOPIC, 0, [b"kept"])
+    part.roll()
+    assert log.run_maintenance()["segments_deleted"] >= 1
+    assert part.segments[0].base_offset >= 2, "the aborted transaction and its marker went"
+    assert not index.exists()
+    assert part.txn_view().aborted == []
+    log.append(TOPIC, 0, [b"new"])
+    assert _values(log, 0, committed=True)[-1:] == [b"new"]
