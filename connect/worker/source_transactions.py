@@ -440,7 +440,9 @@ class ExactlyOnceSteps:
         records = self._poll()
         if records:
             if not self.may_write():
-                txn.abort()  # fenced: the work's next owner polls these again
+                # Fenced: the work's next owner polls these again, and this
+                # transaction's earlier records (interval, connector) with them.
+                self._abort_transaction()
                 return
             for chunk, action in txn.split(records):
                 self._send_polled(chunk)
