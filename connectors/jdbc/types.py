@@ -63,9 +63,7 @@ import decimal
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any
 
 from connect.api import (
     BOOLEAN_SCHEMA,
@@ -83,6 +81,9 @@ from connect.api import (
     Time,
     Timestamp,
 )
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
 
 __all__ = [
     "DBZ_DATE",
@@ -195,6 +196,8 @@ def _int_for_digits(precision: int) -> Schema:
 
 
 def _numeric(sa_type: sa.Numeric, numeric_mapping: str) -> tuple[Schema, Callable[[Any], Any]]:
+    import sqlalchemy as sa  # once per column; see column_field
+
     precision, scale = sa_type.precision, sa_type.scale
     if precision is None:  # NUMERIC without precision: any scale per value
         return STRING_SCHEMA, _decimal_text
@@ -248,7 +251,12 @@ def column_field(
     zone: dt.tzinfo = dt.UTC,
 ) -> ColumnMapping | None:
     """The field for a column of SQLAlchemy type `sa_type` (an instance), or None when
-    the type has no Connect equivalent."""
+    the type has no Connect equivalent.
+
+    SQLAlchemy is imported here, once per column, not with the module: PostgresCdcSource
+    uses this module's Debezium names and value helpers and never a SQLAlchemy type."""
+    import sqlalchemy as sa
+
     schema: Schema
     convert: Callable[[Any], Any]
     visit = getattr(sa_type, "__visit_name__", "").upper()

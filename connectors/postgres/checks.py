@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import psycopg2.errors
-
 from connect.api import ConfigError, ConnectError
 from connectors.postgres.config import describe_connection
 
@@ -95,6 +93,8 @@ def ensure_publication(cur: Any, cfg: Mapping[str, Any], tables: list[tuple[str,
         sql = f"ALTER PUBLICATION {quote(publication)} SET TABLE {listed}"
     if sql is None:
         return
+    import psycopg2.errors  # the task's: importing this module must not load libpq
+
     try:
         cur.execute(sql)
     except psycopg2.errors.InsufficientPrivilege as exc:

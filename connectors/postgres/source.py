@@ -53,12 +53,7 @@ import select
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import psycopg2
-import psycopg2.errors
-import psycopg2.extensions
-import psycopg2.extras
+from typing import TYPE_CHECKING, Any
 
 from connect.api import (
     ConfigDef,
@@ -87,8 +82,10 @@ from connectors.postgres.config import (
     type_options,
 )
 from connectors.postgres.envelope import VERSION
-from connectors.postgres.snapshot import SnapshotPhase
 from connectors.postgres.tables import Table, list_tables, read_table
+
+if TYPE_CHECKING:
+    from connectors.postgres.snapshot import SnapshotPhase
 
 __all__ = ["PostgresCdcSourceConnector", "PostgresCdcSourceTask"]
 
@@ -109,7 +106,18 @@ class _Filter:
         return not any(p.fullmatch(name) for p in self.exclude)
 
 
+def _psycopg2() -> Any:
+    """psycopg2 with its replication extras, imported when a task first connects, not
+    with this module: the worker's own process imports the connector class to validate
+    configs and answer REST calls, and never opens a connection (libpq and psycopg2
+    are ~11 MB of a task process's memory)."""
+    import psycopg2.extras
+
+    return psycopg2
+
+
 def _connect(params: Mapping[str, Any], key: str, **extra: Any) -> Any:
+    psycopg2 = _psycopg2()
     try:
         return psycopg2.connect(**params, **extra)
     except psycopg2.OperationalError as exc:
@@ -229,6 +237,11 @@ class PostgresCdcSourceTask(SourceTask):
         )
         wants = mode == "always" or (mode in ("initial", "initial_only") and not completed)
         if wants:
+            # Imported here: the snapshot's columnar path loads pyarrow (~40 MB with
+            # numpy), which a task that only streams (never, no_data, a done snapshot)
+            # does not need.
+            from connectors.postgres.snapshot import SnapshotPhase
+
             if slot is not None:
                 # the slot's position is not our snapshot's: start both anew together
                 with self._conn.cursor() as cur:
@@ -276,7 +289,7 @@ class PostgresCdcSourceTask(SourceTask):
         conn = _connect(
             self._params,
             self._key,
-            connection_factory=psycopg2.extras.LogicalReplicationConnection,
+            connection_factory=_psycopg2().extras.LogicalReplicationConnection,
         )
         self._repl = conn
         self._cursor = conn.cursor()
@@ -294,7 +307,7 @@ class PostgresCdcSourceTask(SourceTask):
                     start_lsn=start_lsn,
                     options={"proto_version": "1", "publication_names": self._publication},
                 )
-        except psycopg2.Error as exc:
+        except _psycopg2().Error as exc:
             raise ConnectError(
                 f"cannot stream from slot {self._slot!r}: {str(exc).strip()}"
             ) from None
@@ -391,7 +404,7 @@ class PostgresCdcSourceTask(SourceTask):
                 return
             try:
                 self._cursor.send_feedback(flush_lsn=lsn, reply=True)
-            except psycopg2.Error as exc:
+            except _psycopg2().Error as exc:
                 _log.warning("slot %s: could not confirm LSN %s: %s", self._slot, lsn, exc)
                 return
         self._flushed_lsn = lsn
@@ -408,5 +421,5 @@ class PostgresCdcSourceTask(SourceTask):
         with self._lock:
             for conn in (getattr(self, "_repl", None), getattr(self, "_conn", None)):
                 if conn is not None and not conn.closed:
-                    with contextlib.suppress(psycopg2.Error):
+                    with contextlib.suppress(_psycopg2().Error):
                         conn.close()

@@ -18,17 +18,6 @@ and never a secret (boto3's messages carry none).
 
 from __future__ import annotations
 
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    ConnectionClosedError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    NoCredentialsError,
-    PartialCredentialsError,
-    ReadTimeoutError,
-)
-
 from connect.api import ConnectError, RetriableError
 
 __all__ = [
@@ -132,7 +121,21 @@ class S3ObjectExistsError(S3StoreError):
 def classify(
     exc: BaseException, operation: str, *, endpoint: str, bucket: str, key: str | None = None
 ) -> S3StoreError:
-    """The category of a botocore exception (anything unknown counts as transient)."""
+    """The category of a botocore exception (anything unknown counts as transient).
+
+    botocore is imported here, where an exception from it is in hand, so that importing
+    the connectors (to validate a config) does not load it."""
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        ConnectionClosedError,
+        ConnectTimeoutError,
+        EndpointConnectionError,
+        NoCredentialsError,
+        PartialCredentialsError,
+        ReadTimeoutError,
+    )
+
     facts = {"endpoint": endpoint, "bucket": bucket, "key": key}
     if isinstance(exc, ClientError):
         error = exc.response.get("Error", {})

@@ -40,9 +40,6 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-import boto3
-from botocore.config import Config
-
 from connectors.s3.config import StoreSettings
 from connectors.s3.errors import (
     S3ObjectExistsError,
@@ -94,6 +91,12 @@ class Store:
         self._slots = threading.BoundedSemaphore(IN_FLIGHT)
         self.endpoint = settings.url or f"https://s3.{settings.region}.amazonaws.com"
         self._sleep = sleep
+        # boto3 is imported by the first Store, not with the module: the worker's own
+        # process imports the connector classes to validate configs and never talks
+        # to S3 (boto3 and botocore are ~24 MB of a process's memory).
+        import boto3
+        from botocore.config import Config
+
         session = boto3.session.Session(
             aws_access_key_id=settings.access_key_id or None,
             aws_secret_access_key=settings.secret_access_key.value or None,

@@ -12,8 +12,6 @@ import importlib.util
 import re
 from typing import Any
 
-import sqlalchemy as sa
-
 from connect.api import ConfigError
 from connectors.jdbc.urls.result import DatabaseUrl
 from connectors.jdbc.urls.translate import URL_CONFIG, translate
@@ -65,6 +63,8 @@ def resolve_driver(db: DatabaseUrl, *, key: str = URL_CONFIG) -> DatabaseUrl:
     if not drivers:
         # sqlite (the standard library), or a database we know no drivers of: SQLAlchemy
         # must at least know its dialect
+        import sqlalchemy as sa  # see grammar.new_url: loaded on the first URL only
+
         try:
             db.url.get_dialect()
         except sa.exc.NoSuchModuleError:

@@ -11,14 +11,24 @@ the key and showing the masked URL.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, unquote_plus
 
-from sqlalchemy.engine import URL
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 #: what a dialect's parser returns: the SQLAlchemy URL, the driver's connect() keyword
 #: arguments, and the names of the parameters accepted with no effect here
-Parsed = tuple[URL, dict[str, Any], list[str]]
+Parsed = tuple["URL", dict[str, Any], list[str]]
+
+
+def new_url(drivername: str, **parts: Any) -> URL:
+    """SQLAlchemy's `URL.create(drivername, **parts)`, imported on the first URL made,
+    not with this package: PostgresCdcSource validates its other keys through it, and
+    importing SQLAlchemy costs a process ~26 MB (its whole package loads at once)."""
+    from sqlalchemy.engine import URL
+
+    return URL.create(drivername, **parts)
 
 
 class Refused(Exception):

@@ -12,9 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy.engine import URL
-
-from connectors.jdbc.urls.grammar import Parsed, Refused, as_bool, as_int, unknown_parameters
+from connectors.jdbc.urls.grammar import (
+    Parsed,
+    Refused,
+    as_bool,
+    as_int,
+    new_url,
+    unknown_parameters,
+)
 
 _MSSQL_TUNING = frozenset(
     n.lower()
@@ -117,7 +122,7 @@ def parse_mssql(rest: str) -> Parsed:
     if unknown:
         raise unknown_parameters(unknown, "Microsoft JDBC")
     host = (server or "localhost") + (f"\\{instance}" if instance else "")
-    url = URL.create(
+    url = new_url(
         "mssql+pyodbc",
         username=user,
         password=password,

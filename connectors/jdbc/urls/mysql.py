@@ -15,8 +15,6 @@ import math
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from sqlalchemy.engine import URL
-
 from connectors.jdbc.urls.grammar import (
     Collected,
     Parsed,
@@ -24,6 +22,7 @@ from connectors.jdbc.urls.grammar import (
     as_bool,
     as_int,
     host_list,
+    new_url,
     query_pairs,
     split_userinfo,
 )
@@ -117,7 +116,7 @@ def parse_mysql(rest: str, backend: str) -> Parsed:
         _parameter(found, name, value)
     found.refuse_unknown("MySQL Connector/J" if backend == "mysql" else "MariaDB")
     _settle_ssl(found)
-    url = URL.create(
+    url = new_url(
         f"{backend}+pymysql",
         username=found.user,
         password=found.password,

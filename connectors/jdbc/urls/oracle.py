@@ -11,9 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy.engine import URL
-
-from connectors.jdbc.urls.grammar import Parsed, Refused, query_pairs, unknown_parameters
+from connectors.jdbc.urls.grammar import Parsed, Refused, new_url, query_pairs, unknown_parameters
 
 _ORACLE_SID = re.compile(r"^(?P<host>[^:/]+):(?P<port>\d+):(?P<sid>[^:/?]+)$")
 _ORACLE_SERVICE = re.compile(r"^(?://)?(?P<host>[^:/]+)(?::(?P<port>\d+))?/(?P<service>[^:/?]+)$")
@@ -37,7 +35,7 @@ def parse_oracle(rest: str) -> Parsed:
             raise unknown_parameters(names, "Oracle thin")
     args: dict[str, Any] = {}
     if match := _ORACLE_SID.match(target):
-        url = URL.create(
+        url = new_url(
             "oracle+oracledb",
             username=user or None,
             password=password or None,
@@ -46,7 +44,7 @@ def parse_oracle(rest: str) -> Parsed:
             database=match["sid"],
         )
     elif match := _ORACLE_SERVICE.match(target):
-        url = URL.create(
+        url = new_url(
             "oracle+oracledb",
             username=user or None,
             password=password or None,
@@ -56,7 +54,7 @@ def parse_oracle(rest: str) -> Parsed:
         )
     elif target.startswith("(") or re.fullmatch(r"[A-Za-z0-9_.\-]+", target):
         # a TNS descriptor or a tnsnames.ora alias: the driver's dsn, as it is
-        url = URL.create("oracle+oracledb", username=user or None, password=password or None)
+        url = new_url("oracle+oracledb", username=user or None, password=password or None)
         args["dsn"] = target
     else:
         raise Refused("expected jdbc:oracle:thin:@host:port:SID or …@//host:port/service")

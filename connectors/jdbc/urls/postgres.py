@@ -12,10 +12,8 @@ pgJDBC would have chosen, then the URL.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
-
-from sqlalchemy.engine import URL
 
 from connectors.jdbc.urls.grammar import (
     Collected,
@@ -24,10 +22,14 @@ from connectors.jdbc.urls.grammar import (
     as_bool,
     as_int,
     host_list,
+    new_url,
     query_pairs,
     split_userinfo,
 )
 from connectors.jdbc.urls.result import DatabaseUrl
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 #: pgJDBC parameters that tune the Java driver only (statement caches, fetch sizes,
 #: batch rewriting, buffers, logging, socket timeouts and host re-checks): libpq has
@@ -197,7 +199,7 @@ def _url(found: _PgCollected, hosts: list[tuple[str, int | None]], database: str
     """psycopg2's URL: one host in the authority, several in SQLAlchemy's multi-host
     form (`?host=h1:p1&host=h2:p2`)."""
     if len(hosts) == 1:
-        return URL.create(
+        return new_url(
             "postgresql+psycopg2",
             username=found.user,
             password=found.password,
@@ -205,7 +207,7 @@ def _url(found: _PgCollected, hosts: list[tuple[str, int | None]], database: str
             port=hosts[0][1],
             database=unquote(database) or None,
         )
-    return URL.create(
+    return new_url(
         "postgresql+psycopg2",
         username=found.user,
         password=found.password,

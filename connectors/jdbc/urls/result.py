@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from sqlalchemy.engine import URL
+from typing import TYPE_CHECKING, Any
 
 from connectors.jdbc.urls.masking import MASK
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 
 @dataclass(frozen=True)

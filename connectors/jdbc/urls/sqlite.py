@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import unquote
 
-from sqlalchemy.engine import URL
-
-from connectors.jdbc.urls.grammar import Parsed, Refused, query_pairs, unknown_parameters
+from connectors.jdbc.urls.grammar import Parsed, Refused, new_url, query_pairs, unknown_parameters
 
 
 def parse_sqlite(rest: str) -> Parsed:
@@ -23,5 +21,5 @@ def parse_sqlite(rest: str) -> Parsed:
     if path.startswith("file:"):
         raise Refused("file: URIs are not supported: give the path, jdbc:sqlite:/path/db")
     if path in ("", ":memory:"):
-        return URL.create("sqlite"), {}, []
-    return URL.create("sqlite", database=unquote(path)), {}, []
+        return new_url("sqlite"), {}, []
+    return new_url("sqlite", database=unquote(path)), {}, []

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import sqlalchemy as sa
-
 from connect.api import ConfigError
 from connectors.jdbc.urls.grammar import Parsed, Refused
 from connectors.jdbc.urls.masking import mask_url
@@ -50,6 +48,8 @@ def translate(
     shown = mask_url(text, password)
     # Step 1: a SQLAlchemy URL as it is
     if not text.lower().startswith("jdbc:"):
+        import sqlalchemy as sa  # see grammar.new_url: loaded on the first URL only
+
         try:
             url = sa.make_url(text)
         except sa.exc.ArgumentError:

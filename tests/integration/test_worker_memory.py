@@ -1,0 +1,92 @@
+"""A worker running a PostgresCdcSource keeps the connector's heavy libraries out of its
+own process: only the task process, which reads the database, loads them.
+
+A real `connect standalone` process (embedded log: tasks in processes of their own, the
+default), a live PostgreSQL, the connector validated and created through REST as an
+operator would. What a process has loaded is read from `/proc/PID/maps` (the shared
+objects each library brings: libarrow, numpy's _multiarray_umath, psycopg2's _psycopg,
+SQLAlchemy's compiled extensions). The task process must show psycopg2 there: the
+check can see a library when it is loaded, so its "absent" in the worker means absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+import sqlalchemy as sa
+
+from tests.connectors.postgres.helpers import run
+from tests.integration.conftest import JSON, WorkerProcess
+from tests.waiting import wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+
+#: a library -> a path fragment of a shared object it maps when imported
+MARKERS = {
+    "pyarrow": "libarrow",
+    "numpy": "_multiarray_umath",
+    "psycopg2": "psycopg2/_psycopg",
+    "sqlalchemy": "/sqlalchemy/",
+}
+#: what loading them cost the worker's process before they were imported lazily: 57 MB
+#: idle, 123 MB once a PostgresCdcSource had been validated and created (2026-11-26)
+GROWTH_BOUND_MB = 30
+
+
+def loaded(pid: int) -> set[str]:
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return {lib for lib, marker in MARKERS.items() if marker in maps}
+
+
+def rss_mb(pid: int) -> float:
+    return psutil.Process(pid).memory_info().rss / 2**20
+
+
+def test_the_worker_process_loads_none_of_the_cdc_task_libraries(
+    start_worker: Callable[..., WorkerProcess], postgres_url: str
+) -> None:
+    run(
+        postgres_url,
+        "CREATE TABLE orders (id int PRIMARY KEY, item text)",
+        "INSERT INTO orders SELECT n, 'item ' || n FROM generate_series(1, 500) n",
+    )
+    url = sa.make_url(postgres_url)
+    config = {
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "database.hostname": str(url.host),
+        "database.port": str(url.port),
+        "database.user": str(url.username),
+        "database.dbname": str(url.database),
+        "topic.prefix": "srv",
+        "slot.name": "light_slot",
+        "table.include.list": "public\\.orders",
+        "poll.interval.ms": "100",
+    }
+    worker = start_worker(config={"key.converter": JSON, "value.converter": JSON})
+    idle_mb = rss_mb(worker.proc.pid)
+
+    code, body = worker.request(
+        "PUT", "/connector-plugins/PostgresConnector/config/validate", {"name": "cdc", **config}
+    )
+    errors = [c["value"] for c in body["configs"] if c["value"]["errors"]]
+    assert code == 200 and body["error_count"] == 0, errors
+    code, body = worker.request("POST", "/connectors", {"name": "cdc", "config": config})
+    assert code == 201, body
+    worker.wait_state("cdc", "RUNNING", timeout_s=60)
+
+    def task_has_read_the_snapshot() -> list[int] | None:
+        tasks = [p for p in worker.task_pids() if "psycopg2" in loaded(p)]
+        offsets = worker.request("GET", "/connectors/cdc/offsets")[1]
+        return tasks if tasks and offsets and offsets.get("offsets") else None
+
+    tasks = wait_until(task_has_read_the_snapshot, 60, "the CDC task's snapshot offsets")
+    assert {"psycopg2", "pyarrow"} <= loaded(tasks[0])  # the check sees them where they are
+    assert loaded(worker.proc.pid) == set()
+    assert rss_mb(worker.proc.pid) - idle_mb < GROWTH_BOUND_MB
+
+    assert worker.request("DELETE", "/connectors/cdc")[0] == 204
+    assert worker.stop() == 0
+    run(postgres_url, "SELECT pg_drop_replication_slot('light_slot')")
