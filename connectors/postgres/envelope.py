@@ -26,7 +26,7 @@ tests/conformance/test_differential_debezium.py).
 Key: the primary-key struct (`<…>.Key`), or null for tables without one and for
 truncates. Heartbeats (`__debezium-heartbeat.<prefix>`): key
 `io.debezium.connector.common.ServerNameKey {serverName}`, value
-`io.debezium.connector.common.Heartbeat {ts_ms}`.
+`io.debezium.connector.common.Heartbeat {ts_ms}`, both version 1.
 """
 
 from __future__ import annotations
@@ -132,10 +132,10 @@ TRANSACTION_SCHEMA = Schema.struct(
 )
 
 HEARTBEAT_KEY_SCHEMA = Schema.struct(
-    [("serverName", STRING_SCHEMA)], name="io.debezium.connector.common.ServerNameKey"
+    [("serverName", STRING_SCHEMA)], name="io.debezium.connector.common.ServerNameKey", version=1
 )
 HEARTBEAT_VALUE_SCHEMA = Schema.struct(
-    [("ts_ms", INT64_SCHEMA)], name="io.debezium.connector.common.Heartbeat"
+    [("ts_ms", INT64_SCHEMA)], name="io.debezium.connector.common.Heartbeat", version=1
 )
 
 

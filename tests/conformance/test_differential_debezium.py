@@ -21,7 +21,8 @@ Per topic, event by event in order, the JSON of key and value: the schemas (fiel
 names and order, types, optional flags, logical names, versions, parameters,
 defaults) and the payloads field by field, `source` included, tombstones after
 deletes, the snapshot's reads (`op` r, `source.snapshot` first / true /
-last_in_data_collection / first_in_data_collection / last) and the truncates. Masked:
+last_in_data_collection / first_in_data_collection / last) and the truncates; and the
+first heartbeat of each (`heartbeat.interval.ms`). Masked:
 the fields that say when or where in the WAL an event was made, and the connector's
 version and name strings (`MASKED_*`), which no two captures share.
 
@@ -170,6 +171,7 @@ def connector_config(url: str, prefix: str, slot: str) -> dict[str, str]:
         "table.include.list": ",".join(f"public\\.{t}" for t in TABLES),
         "skipped.operations": "none",  # truncates too
         "snapshot.mode": "initial",
+        "heartbeat.interval.ms": "500",  # to __debezium-heartbeat.<prefix>, compared too
     }
 
 
@@ -245,7 +247,7 @@ def read_broker(broker: KafkaBroker, topic: str, count: int, timeout_s: float) -
 
 def read_log(log: FileLog, topic: str) -> list[Any]:
     """Every record of `topic` (one partition) in the embedded log as (key, value) bytes."""
-    if topic not in log.list_topics():
+    if topic not in log.list_topics(include_internal=True):
         return []
     out: list[Any] = []
     offset = 0
@@ -371,6 +373,9 @@ def test_debezium_and_tributary_emit_the_same_change_events(
                     lambda topic=topic, count=count: len(read_log(log, topic)) >= count, 60, topic
                 )
                 ours[table] = read_log(log, topic)
+            beats = f"__debezium-heartbeat.{prefix}"
+            theirs["heartbeat"] = read_broker(kafka_connect.broker, beats, 1, 60)
+            ours["heartbeat"] = wait_until(lambda: read_log(log, beats), 60, beats)[:1]
     finally:
         stop_debezium(kafka_connect, name)
         if worker is not None:
@@ -382,7 +387,7 @@ def test_debezium_and_tributary_emit_the_same_change_events(
     for table in TABLES:
         assert ops(theirs[table]) == OPS[table], table
         assert marks(theirs[table]) == SNAPSHOT_MARKS[table], table
-    found = [d for t in TABLES for d in differences(t, ours[t], theirs[t])]
+    found = [d for t in [*TABLES, "heartbeat"] for d in differences(t, ours[t], theirs[t])]
     known = {
         pattern: [d for d in found if fnmatch.fnmatchcase(d.split(":", 1)[0], pattern)]
         for pattern in KNOWN_DIFFERENCES
