@@ -18,9 +18,10 @@ One task. How it runs:
    right after it, so no change is missed and none is emitted twice. Rows come
    through `COPY (SELECT …) TO STDOUT` in a reader thread with a bounded queue
    (`connectors.postgres.snapshot`), so memory does not grow with the table. Records
-   are `op = r`, `source.snapshot` "true", the very last one "last". A snapshot cut
-   short is done again from the start (the slot is recreated: its unread changes are
-   in the new snapshot's rows).
+   are `op = r`, `source.snapshot` as Debezium marks reads: "first", "true",
+   "last_in_data_collection" / "first_in_data_collection" at each table's ends, the
+   very last one "last". A snapshot cut short is done again from the start (the slot
+   is recreated: its unread changes are in the new snapshot's rows).
 4. Streaming: `START_REPLICATION` with pgoutput (proto_version 1) from the offset's
    `lsn_commit`; each message is parsed (`connectors.postgres.pgoutput`) and becomes
    Debezium's change events (`connectors.postgres.changes`, in the envelope of
@@ -28,7 +29,8 @@ One task. How it runs:
    tombstone after each delete (`tombstones.on.delete`), a primary-key change as a
    delete + tombstone + create, `before` holding the old row only under REPLICA
    IDENTITY FULL (for deletes, otherwise, the key columns, other required columns
-   with a zero value, as Debezium does).
+   with a zero value, as Debezium does; under FULL, an unchanged TOASTed value of
+   the new row is the old row's).
 
 Offsets: source partition `{"server": <topic.prefix>}`; offset `{"lsn", "txId",
 "ts_usec", "lsn_commit", "lsn_proc"}` (snapshot records: `{"lsn", "txId", "ts_usec",
