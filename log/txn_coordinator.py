@@ -9,12 +9,17 @@ transaction is two-phase:
 
   1. The producer's data is fsynced in every partition of the transaction (by the
      caller, `TransactionalProducer`), then PREPARE_COMMIT (or PREPARE_ABORT) is
-     written durably: from here on the outcome is decided, whatever crashes.
+     written durably, with the partitions the transaction wrote: from here on the
+     outcome is decided, whatever crashes.
   2. A COMMIT (ABORT) control batch is written to, and fsynced in, every partition
      of the transaction (`Partition.write_marker`: a partition already marked is
      left alone, so the step can be redone).
-  3. COMPLETE_COMMIT (COMPLETE_ABORT) is written: the transaction is over and the
-     id may begin another.
+  3. COMPLETE_COMMIT (COMPLETE_ABORT) is written, not synced: the transaction is
+     over and the id may begin another. Why no fsync: if a machine crash loses it,
+     the journal ends in PREPARE and recovery redoes step 2, which changes nothing
+     (every marker is in, fsynced); and any later durable change of the id (the
+     next transaction's first partition, a new epoch) is appended to the same
+     journal and its fdatasync makes the COMPLETE durable first.
 
 Recovery (`recover`, run when a FileLog opens and by maintenance passes): a
 transaction in PREPARE_* is finished from step 2; an ONGOING one whose
@@ -23,14 +28,24 @@ first, so that its producer, if it still lives (a zombie), is fenced and its lat
 writes are refused. A transaction still within its timeout is left alone: its
 producer may be alive in another process.
 
-State files, in `<log.dir>/.transactions/`, each replaced whole through
-`write_atomic` (write a temp file, fsync, rename, fsync the directory):
+A partition may be added before the transaction writes there, never after: the
+producer adds, with a transaction's first partition, those its previous transaction
+wrote (a source task writes the same data and offsets partitions each time), so a
+transaction usually makes one durable change before PREPARE instead of one per
+partition. A partition added but never written gets no marker on commit (PREPARE
+names the partitions written); an abort by recovery marks every partition added,
+which only tells the unwritten ones of the new epoch.
+
+State files, in `<log.dir>/.transactions/`:
 
     .lock                      flock: one coordinator step at a time, across processes
-    producer-ids               the next producer id to hand out (decimal)
-    <sha256(id)[:32]>.json     {"transactional_id", "producer_id", "epoch", "state",
+    producer-ids               the next producer id to hand out (decimal, write_atomic)
+    <sha256(id)[:32]>.txnlog   the id's journal (log.txn_journal): records of
+                               {"transactional_id", "producer_id", "epoch", "state",
                                 "partitions": [[topic, n], ...], "timeout_ms",
-                                "start_ms", "update_ms"}
+                                "start_ms", "update_ms"}, the last valid one current
+    <sha256(id)[:32]>.json     the same state from before the journal (read while the
+                               id has no journal; removed once it has one)
 
 Lock order: the coordinator lock, then partition locks (markers); nothing that
 holds a partition lock takes the coordinator's.
@@ -38,6 +53,7 @@ holds a partition lock takes the coordinator's.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -48,9 +64,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from log import txn_journal
 from log.batch import ProducerSection
 from log.errors import InvalidTxnStateError, ProducerFencedError, UnknownTopicOrPartitionError
 from log.fsutil import FileLock, read_text, write_atomic
+from log.txn_journal import JOURNAL_SUFFIX
 
 if TYPE_CHECKING:
     from log.filelog import FileLog
@@ -76,6 +94,7 @@ COMPLETE_COMMIT = "CompleteCommit"
 COMPLETE_ABORT = "CompleteAbort"
 _MAX_EPOCH = 32766  # int16, as Kafka's: past it the id gets a new producer id
 _LOCK_TIMEOUT_S = 30.0
+_LEGACY_SUFFIX = ".json"
 
 
 @dataclass
@@ -105,6 +124,8 @@ class TransactionCoordinator:
         self.directory = log.directory / TXN_DIR
         self._thread_lock = threading.RLock()
         self._flock: FileLock | None = None
+        #: transactional.id -> (valid end, size) of its journal, as read under the lock
+        self._ends: dict[str, tuple[int, int]] = {}
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -116,19 +137,45 @@ class TransactionCoordinator:
             try:
                 yield
             finally:
+                # What was read of the journals holds only while the lock is held.
+                self._ends.clear()
                 self._flock.release()
 
     def _path(self, transactional_id: str) -> Path:
         digest = hashlib.sha256(transactional_id.encode()).hexdigest()[:32]
-        return self.directory / f"{digest}.json"
+        return self.directory / f"{digest}{JOURNAL_SUFFIX}"
 
-    def _load(self, transactional_id: str) -> TxnMetadata | None:
-        text = read_text(self._path(transactional_id))
+    def _read(self, path: Path) -> TxnMetadata | None:
+        """The journal's state (its end remembered for the next append under this
+        lock), else the state file from before journals."""
+        body, valid_end, size = txn_journal.load(path)
+        if body is not None:
+            meta = TxnMetadata(**json.loads(body))
+            self._ends[meta.transactional_id] = (valid_end, size)
+            return meta
+        text = read_text(path.with_suffix(_LEGACY_SUFFIX))
         return None if text is None else TxnMetadata(**json.loads(text))
 
-    def _save(self, meta: TxnMetadata) -> None:
+    def _load(self, transactional_id: str) -> TxnMetadata | None:
+        return self._read(self._path(transactional_id))
+
+    def _save(self, meta: TxnMetadata, *, durable: bool = True) -> None:
+        """Append the state to the id's journal; `durable`: fdatasynced before this
+        returns (every change but COMPLETE, see the module docstring)."""
         meta.update_ms = self._log.clock()
-        write_atomic(self._path(meta.transactional_id), json.dumps(asdict(meta)).encode())
+        path = self._path(meta.transactional_id)
+        ends = self._ends.get(meta.transactional_id)
+        if ends is None:
+            _, *found = txn_journal.load(path)
+            ends = (found[0], found[1])
+        body = json.dumps(asdict(meta)).encode()
+        end = txn_journal.append_record(
+            path, body, valid_end=ends[0], size=ends[1], durable=durable
+        )
+        self._ends[meta.transactional_id] = (end, end)
+        if ends[1] == 0:  # a new journal: a state file from before it is stale now
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path.with_suffix(_LEGACY_SUFFIX))
 
     def _next_producer_id(self) -> int:
         text = read_text(self.directory / "producer-ids")
@@ -185,16 +232,27 @@ class TransactionCoordinator:
             self._save(meta)
 
     def end_transaction(
-        self, transactional_id: str, producer_id: int, epoch: int, *, commit: bool
+        self,
+        transactional_id: str,
+        producer_id: int,
+        epoch: int,
+        *,
+        commit: bool,
+        written: Iterable[tuple] | None = None,
     ) -> None:
         """Steps 1 (the PREPARE record) to 3 of the module docstring; the caller
-        has fsynced its data. A transaction that wrote nothing just ends."""
+        has fsynced its data. `written`: the partitions the transaction wrote, of
+        those added (None: all added); the others get no marker. A transaction
+        that added nothing just ends."""
         with self._locked():
             meta = self._current(transactional_id, producer_id, epoch)
             if meta.state != ONGOING:
                 if meta.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT):
                     return  # nothing was added: nothing to mark
                 raise InvalidTxnStateError(transactional_id, meta.state, "end the transaction")
+            if written is not None:
+                wrote = {tuple(p) for p in written}
+                meta.partitions = [p for p in meta.partitions if tuple(p) in wrote]
             # Step 1
             meta.state = PREPARE_COMMIT if commit else PREPARE_ABORT
             self._save(meta)
@@ -220,10 +278,10 @@ class TransactionCoordinator:
             except UnknownTopicOrPartitionError:
                 continue  # deleted since: nothing left to mark
             part.write_marker(meta.producer, commit=commit)
-        # Step 3
+        # Step 3: not synced (module docstring)
         meta.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
         meta.partitions = []
-        self._save(meta)
+        self._save(meta, durable=False)
         return True
 
     # ----------------------------------------------------------------- recovery
@@ -233,12 +291,13 @@ class TransactionCoordinator:
             names = sorted(os.listdir(self.directory))
         except FileNotFoundError:
             return []
+        journals = {n[: -len(JOURNAL_SUFFIX)] for n in names if n.endswith(JOURNAL_SUFFIX)}
+        legacy = {n[: -len(_LEGACY_SUFFIX)] for n in names if n.endswith(_LEGACY_SUFFIX)}
         out = []
-        for name in names:
-            if name.endswith(".json"):
-                text = read_text(self.directory / name)
-                if text:
-                    out.append(TxnMetadata(**json.loads(text)))
+        for stem in sorted(journals | legacy):
+            meta = self._read(self.directory / f"{stem}{JOURNAL_SUFFIX}")
+            if meta is not None:
+                out.append(meta)
         return out
 
     def recover(self) -> int:
@@ -257,7 +316,8 @@ class TransactionCoordinator:
 
     def describe(self, transactional_id: str) -> TxnMetadata | None:
         """The id's stored state (for tools and tests)."""
-        return self._load(transactional_id)
+        with self._locked():
+            return self._load(transactional_id)
 
     def close(self) -> None:
         with self._thread_lock:
