@@ -13,7 +13,9 @@ Lifecycle (numbered as Kafka's producer API):
      offsets topics included), and `send_offsets_to_transaction(group, offsets)`
      for consumer-group offsets that must count only if the transaction commits.
      A partition is added to the transaction at the coordinator before its first
-     batch is written there.
+     batch is written there; on FileLog, the first addition of a transaction
+     brings the partitions the previous one wrote along (one durable coordinator
+     write where a source task's data and offsets partitions took two).
   4. `commit_transaction()`: the data is fsynced, then the coordinator's two-phase
      end writes COMMIT markers (log.txn_coordinator); or `abort_transaction()`.
      Either way the handle is ready for step 2 again.
@@ -220,7 +222,12 @@ class FileTransactionalProducer(TransactionalProducerBase):
         self._log = log
         self._coordinator = coordinator
         self._producer = ProducerSection(-1, -1, -1)
+        #: Written (or tried) in the open transaction: PREPARE names them.
         self._partitions: set[tuple[str, int]] = set()
+        #: Added at the coordinator in the open transaction (a superset).
+        self._added: set[tuple[str, int]] = set()
+        #: What the previous transaction wrote: added with the next one's first.
+        self._previous: set[tuple[str, int]] = set()
 
     @property
     def producer_id(self) -> int:
@@ -233,7 +240,7 @@ class FileTransactionalProducer(TransactionalProducerBase):
     def _init(self) -> None:
         meta = self._coordinator.init_producer(self.transactional_id, self.transaction_timeout_ms)
         self._producer = meta.producer
-        self._partitions = set()
+        self._partitions, self._added, self._previous = set(), set(), set()
 
     def _append(
         self,
@@ -251,13 +258,18 @@ class FileTransactionalProducer(TransactionalProducerBase):
         codec = CODEC_IDS.get("none" if codec_name == "producer" else codec_name)
         if codec is None:
             raise InvalidConfigError("compression.type", compression, "unknown codec")
-        if (topic, partition) not in self._partitions:
-            # Added at the coordinator before the first batch lands there.
+        tp = (topic, partition)
+        if tp not in self._added:
+            # Added at the coordinator before the first batch lands there; the
+            # previous transaction's partitions come along (module docstring: a
+            # partition added but not written costs nothing on commit).
+            adding = [tp, *sorted(self._previous - self._added - {tp})]
             pid, epoch = self._producer.producer_id, self._producer.producer_epoch
-            self._coordinator.add_partitions(
-                self.transactional_id, pid, epoch, [(topic, partition)]
-            )
-            self._partitions.add((topic, partition))
+            self._coordinator.add_partitions(self.transactional_id, pid, epoch, adding)
+            self._added.update(adding)
+        # Before the write: a batch that landed though the call failed still gets
+        # its marker (where nothing was written, the marker step finds nothing).
+        self._partitions.add(tp)
         offsets = part.append_transactional(
             self._producer, values, keys=keys, timestamps=timestamps, headers=headers, codec=codec
         )
@@ -278,5 +290,8 @@ class FileTransactionalProducer(TransactionalProducerBase):
             for topic, partition in sorted(self._partitions):
                 self._log.flush(topic, partition)
         pid, epoch = self._producer.producer_id, self._producer.producer_epoch
-        self._coordinator.end_transaction(self.transactional_id, pid, epoch, commit=commit)
-        self._partitions = set()
+        written = self._partitions
+        self._coordinator.end_transaction(
+            self.transactional_id, pid, epoch, commit=commit, written=written
+        )
+        self._previous, self._partitions, self._added = written, set(), set()
