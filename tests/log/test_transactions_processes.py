@@ -299,3 +299,100 @@ def test_a_transaction_killed_anywhere_is_all_or_nothing(
     ids = [int(v) for v in one]
     assert ids == list(range(len(ids))), "in order, none missing"
     assert reported + 1 <= len(ids) <= reported + 2, "the reported ones and maybe one more"
+
+
+_KILLED_AT = """
+    import os, signal, sys
+    from log import FileLog, txn_journal
+    from log.partition import Partition
+
+    point, at = sys.argv[2], int(sys.argv[3])
+    now = {"txn": 0}
+
+    def die(committed):
+        print("kill", committed, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def here():
+        return now["txn"] == at
+
+    real_record, real_atomic = txn_journal.append_record, txn_journal.write_atomic
+    real_append, real_marker = Partition.append_transactional, Partition.write_marker
+
+    def append_record(path, body, **kwargs):
+        end = real_record(path, body, **kwargs)
+        if here() and point == "added" and b'"Ongoing"' in body:
+            die(at)
+        if here() and point == "prepared" and b'"PrepareCommit"' in body:
+            die(at + 1)
+        if here() and point == "torn-complete" and b'"CompleteCommit"' in body:
+            os.truncate(path, end - 5)
+            die(at + 1)
+        return end
+
+    def write_atomic(path, data):
+        if point == "compacting" and now["txn"] >= at:
+            path.with_name(path.name + ".tmp").write_bytes(data)  # then no rename
+            die(now["txn"] + (b'"Ongoing"' not in data))
+        real_atomic(path, data)
+
+    def append_transactional(self, *args, **kwargs):
+        offsets = real_append(self, *args, **kwargs)
+        if here() and point == "appended":
+            die(at)
+        return offsets
+
+    def write_marker(self, *args, **kwargs):
+        offset = real_marker(self, *args, **kwargs)
+        if here() and point == "marked":
+            die(at + 1)
+        return offset
+
+    txn_journal.append_record, txn_journal.write_atomic = append_record, write_atomic
+    Partition.append_transactional, Partition.write_marker = append_transactional, write_marker
+    log = FileLog(sys.argv[1], background=False)
+    producer = log.transactional_producer("loop", transaction_timeout_ms=1500)
+    producer.init_transactions()
+    for i in range(200):
+        now["txn"] = i
+        producer.begin_transaction()
+        producer.append("t", 0, [b"%d" % i, b"%d" % i])
+        producer.append("t", 1, [b"%d" % i])
+        producer.commit_transaction()
+        print(i, flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    "point", ["added", "appended", "prepared", "marked", "torn-complete", "compacting"]
+)
+def test_a_transaction_killed_at_each_step_is_all_or_nothing(
+    make_log,
+    spawn,  # noqa: F811  (the imported fixture)
+    tmp_path,
+    point,
+) -> None:
+    """SIGKILL at a chosen step of the 4th transaction (for `compacting`: the first
+    journal compaction from then on, killed between its temp file and the rename):
+    every transaction is whole in both partitions or in neither, and the doubtful
+    one went the way its step decided (committed once PREPARE is in the journal)."""
+    log_dir = tmp_path / "log"
+    make_log(log_dir).create_topic(TOPIC, 2)
+    child = spawn(_KILLED_AT, log_dir, point, 3)
+    lines = child.rest()
+    assert child.proc.wait(10) == -9, child.stderr()
+    assert lines and lines[-1].startswith("kill "), lines
+    expected = int(lines[-1].split()[1])
+    reported = [int(line) for line in lines[:-1]]
+    assert reported == list(range(len(reported))) and len(reported) >= 3
+    log = make_log(log_dir)
+    wait_until(lambda: _settled(log), timeout_s=15, what="no transaction left open")
+    zero, one = _values(log, 0), _values(log, 1)
+    assert zero[::2] == zero[1::2] == one, "every transaction whole in both partitions"
+    assert [int(v) for v in one] == list(range(expected))
+    producer = log.transactional_producer("loop")
+    producer.init_transactions()  # the id carries on from its journal
+    producer.begin_transaction()
+    producer.append(TOPIC, 1, [b"after"])
+    producer.commit_transaction()
+    assert _values(log, 1)[-1] == b"after"

@@ -1,0 +1,177 @@
+"""The transaction coordinator's journal (log.txn_journal) and what it lets the
+coordinator skip: a torn tail cut before the next record, compaction, a COMPLETE
+lost to a machine crash redone from PREPARE without a second marker, a state file
+from before journals, and partitions added ahead of their first write (the
+previous transaction's) that get no marker unless written. The SIGKILL at each
+step is in test_transactions_processes."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from log import FileLog, txn_journal
+from log.errors import ProducerFencedError
+from log.partition import Partition
+from log.txn_coordinator import TXN_DIR
+from tests.conftest import ManualClock
+
+TOPIC = "t"
+COMMITTED = "read_committed"
+
+
+def _values(log: FileLog, partition: int) -> list[bytes | None]:
+    out: list[bytes | None] = []
+    offset = log.earliest_offset(TOPIC, partition)
+    while True:
+        records = log.read(TOPIC, partition, offset, isolation_level=COMMITTED)
+        after = getattr(records, "next_offset", records[-1].offset + 1 if records else offset)
+        if after == offset:
+            return out
+        out += [r.value for r in records]
+        offset = after
+
+
+def _journal(log: FileLog) -> Path:
+    (path,) = (log.directory / TXN_DIR).glob(f"*{txn_journal.JOURNAL_SUFFIX}")
+    return path
+
+
+def _record_starts(path: Path) -> list[int]:
+    data, starts, position = path.read_bytes(), [], 0
+    while position < len(data):
+        starts.append(position)
+        position += 8 + struct.unpack_from("<I", data, position)[0]
+    return starts
+
+
+def test_a_torn_tail_is_cut_before_the_next_record(tmp_path) -> None:
+    path = tmp_path / "j.txnlog"
+    end = txn_journal.append_record(path, b"one", valid_end=0, size=0, durable=True)
+    end = txn_journal.append_record(path, b"two", valid_end=end, size=end, durable=True)
+    with path.open("ab") as f:  # a crash in the middle of a long record
+        f.write(struct.pack("<II", 500, 0) + b"x" * 200)
+    last, valid_end, size = txn_journal.load(path)
+    assert (last, valid_end) == (b"two", end) and size == end + 208
+    end = txn_journal.append_record(path, b"3", valid_end=valid_end, size=size, durable=False)
+    assert txn_journal.load(path) == (b"3", end, end), "the garbage is gone, not hidden behind"
+    path.write_bytes(path.read_bytes()[:-1] + b"!")  # a garbled last record
+    assert txn_journal.load(path)[0] == b"two"
+
+
+def test_the_journal_is_compacted(make_log) -> None:
+    log = make_log()
+    log.create_topic(TOPIC, 2)
+    producer = log.transactional_producer("c")
+    producer.init_transactions()
+    sizes = []
+    for i in range(60):
+        producer.begin_transaction()
+        producer.append(TOPIC, i % 2, [b"%d" % i])
+        producer.commit_transaction()
+        sizes.append(_journal(log).stat().st_size)
+    assert max(sizes) <= txn_journal.COMPACT_BYTES
+    assert min(sizes[20:]) < max(sizes) / 4, "rewritten to one record now and then"
+    assert log.transactions.describe("c").state == "CompleteCommit"
+    assert not list((log.directory / TXN_DIR).glob("*.tmp"))
+    assert len(_values(log, 0)) + len(_values(log, 1)) == 60
+
+
+def test_a_lost_complete_is_redone_from_prepare_without_a_second_marker(make_log, tmp_path) -> None:
+    """COMPLETE is not synced: a machine crash may leave the journal ending in
+    PREPARE. Reopening redoes the markers' step, which finds them all in."""
+    log = make_log()
+    log.create_topic(TOPIC, 2)
+    producer = log.transactional_producer("p")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"a"])
+    producer.append(TOPIC, 1, [b"b"])
+    producer.commit_transaction()
+    ends = [log.latest_offset(TOPIC, p) for p in (0, 1)]
+    producer.close()
+    log.close()
+    path = _journal(log)
+    with path.open("r+b") as f:
+        f.truncate(_record_starts(path)[-1])
+    body = txn_journal.load(path)[0]
+    assert body is not None and json.loads(body)["state"] == "PrepareCommit"
+    reopened = make_log(tmp_path / "log")
+    assert reopened.transactions.describe("p").state == "CompleteCommit"
+    assert [reopened.latest_offset(TOPIC, p) for p in (0, 1)] == ends, "no marker twice"
+    assert (_values(reopened, 0), _values(reopened, 1)) == ([b"a"], [b"b"])
+
+
+def test_a_state_file_from_before_journals_is_finished_and_replaced(
+    make_log, tmp_path, monkeypatch
+) -> None:
+    log = make_log()
+    log.create_topic(TOPIC, 2)
+    producer = log.transactional_producer("old")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"x"])
+    producer.append(TOPIC, 1, [b"y"])
+
+    def crash(self: Partition, *args: object, **kwargs: object) -> None:
+        raise OSError("simulated crash before the markers")
+
+    monkeypatch.setattr(Partition, "write_marker", crash)
+    with pytest.raises(OSError):
+        producer.commit_transaction()
+    monkeypatch.undo()
+    log.close()
+    path = _journal(log)
+    body = txn_journal.load(path)[0]
+    assert body is not None and json.loads(body)["state"] == "PrepareCommit"
+    legacy = path.with_suffix(".json")
+    legacy.write_bytes(body)  # the same state, as the version before wrote it
+    path.unlink()
+    reopened = make_log(tmp_path / "log")
+    assert reopened.transactions.describe("old").state == "CompleteCommit"
+    assert (_values(reopened, 0), _values(reopened, 1)) == ([b"x"], [b"y"])
+    assert path.exists() and not legacy.exists()
+
+
+def test_a_partition_added_ahead_gets_a_marker_only_when_written(
+    make_log, clock: ManualClock
+) -> None:
+    """The previous transaction's partitions are added with the next one's first:
+    not written, the commit leaves them alone; a timeout abort marks them (the new
+    epoch), so a zombie's batch there is refused."""
+    log = make_log(clock=clock)
+    log.create_topic(TOPIC, 2)
+    producer = log.transactional_producer("s", transaction_timeout_ms=1_000)
+    producer.init_transactions()
+
+    count = [0]
+
+    def transaction(*partitions: int, commit: bool = True) -> None:
+        count[0] += 1
+        producer.begin_transaction()
+        for p in partitions:
+            producer.append(TOPIC, p, [b"%d-%d" % (count[0], p)])
+        if commit:
+            producer.commit_transaction()
+
+    transaction(0, 1)
+    one_end = log.latest_offset(TOPIC, 1)
+    transaction(0, commit=False)
+    meta = log.transactions.describe("s")
+    assert meta is not None and sorted(map(tuple, meta.partitions)) == [(TOPIC, 0), (TOPIC, 1)]
+    producer.commit_transaction()
+    assert log.latest_offset(TOPIC, 1) == one_end, "no marker where nothing was written"
+    assert log.last_stable_offset(TOPIC, 1) == one_end
+    transaction(0, 1)
+    one_end = log.latest_offset(TOPIC, 1)
+    transaction(0, commit=False)  # adds partition 1 ahead again
+    clock.advance(1_000)
+    assert log.run_maintenance()["transactions_aborted"] == 1
+    assert log.latest_offset(TOPIC, 1) == one_end + 1, "the new epoch's marker"
+    with pytest.raises(ProducerFencedError) as fenced:
+        producer.append(TOPIC, 1, [b"zombie"])  # no coordinator call: added already
+    assert (fenced.value.topic, fenced.value.partition) == (TOPIC, 1), "refused by the partition"
+    assert (_values(log, 0), _values(log, 1)) == ([b"1-0", b"2-0", b"3-0"], [b"1-1", b"3-1"])
