@@ -376,7 +376,7 @@ class JdbcSinkTask(SinkTask):
         cache_key = (key_schema, value_schema, shape)
         plan = self._plans.get(cache_key)
         if plan is None:
-            plan = plan_for(self.settings, record)
+            plan = plan_for(self.settings, record, dialect=self.writer.dialect_name)
             self._plans[cache_key] = plan
         if not tombstone and value_schema is not None:
             self._last = (key_schema, value_schema, plan)

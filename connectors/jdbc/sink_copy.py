@@ -8,6 +8,12 @@ statement moves it into the table.
 connection. Its own module because it is a second way of writing, for one database,
 with its own encoding of values (`copy_formatter`): a column it cannot encode sends
 its runs the generic way (`connectors.jdbc.sink_statements`).
+
+An array column's value is PostgreSQL's array literal (`array_in`'s input), written
+into the CSV like any text (CSV quoting is the writer's; a backslash means nothing to
+COPY's CSV format): between braces, comma-separated elements, each non-null element in
+double quotes with `\\` and `"` escaped by a backslash (so commas, braces, spaces,
+quotes and the text NULL are data), a null element the bare word NULL; `{}` is empty.
 """
 
 from __future__ import annotations
@@ -57,9 +63,32 @@ def _interval(v: Any) -> str:
     return f"{v.days} days {v.seconds}.{v.microseconds:06d} seconds"
 
 
+def _array_formatter(element: Callable[[Any], Any] | None) -> Callable[[Any], str]:
+    """A list as PostgreSQL's array literal (see the module docstring), each element's
+    text made by `element` (None: str)."""
+    text = str if element is None else element
+
+    def literal(v: Any) -> str:
+        parts = []
+        for e in v:
+            if e is None:
+                parts.append("NULL")
+            else:
+                quoted = str(text(e)).replace("\\", "\\\\").replace('"', '\\"')
+                parts.append(f'"{quoted}"')
+        return "{" + ",".join(parts) + "}"
+
+    return literal
+
+
 def copy_formatter(column_type_: sa.types.TypeEngine) -> Callable[[Any], Any] | bool | None:
     """How a value of a column goes into the COPY data: None (as is), a function, or
     False when this path cannot write the column (the generic path is used)."""
+    if isinstance(column_type_, sa.ARRAY):
+        element = copy_formatter(column_type_.item_type)
+        if element is False or isinstance(column_type_.item_type, sa.ARRAY):
+            return False
+        return _array_formatter(element if callable(element) else None)
     if isinstance(column_type_, sa.LargeBinary):
         return _bytea
     if type(column_type_).__name__ == "INTERVAL":

@@ -13,8 +13,12 @@ a row out of a record. Primary-key columns come first, in `pk.fields` order:
 | record_value | the value's fields (or `pk.fields` of them)            |
 
 The other columns are the value's fields not in the key, filtered by `fields.whitelist`.
-Only primitive and logical fields map to columns: a struct, array or map field is a
-DataError naming it (flatten such values with a transform first).
+Only primitive and logical fields map to columns: a struct or map field is a DataError
+naming it (flatten such values with a transform first). An array of a primitive or
+logical type maps to PostgreSQL's array of the element's type (`integer[]`, `text[]`,
+`numeric[]`, `timestamp(6)[]`, `uuid[]`, …; what PostgresCdcSource emits for a
+one-dimensional array column), bound as a Python list; on other databases, which have
+no array columns, it is the same DataError, saying that PostgreSQL targets take arrays.
 
 `column_type(schema, dialect)` maps Connect types to SQL types: int8/int16 → SMALLINT,
 int32 → INTEGER, int64 → BIGINT, float32 → REAL, float64 → DOUBLE, boolean, string →
@@ -222,10 +226,44 @@ def _debezium_type(name: str, dialect: str, *, key: bool) -> sa.types.TypeEngine
     return None
 
 
+class PgArray(TypeDecorator[list]):
+    """PostgreSQL's array of `item_type`, its bound parameter cast to the column's
+    type: psycopg2 writes a list of strings as `ARRAY['…']`, a `text[]`, which
+    PostgreSQL does not turn into a `uuid[]` or `jsonb[]` column by itself."""
+
+    impl = postgresql.ARRAY
+    cache_ok = True
+
+    def bind_expression(self, bindvalue: Any) -> Any:
+        return sa.cast(bindvalue, postgresql.ARRAY(self.impl.item_type))
+
+
+def _array_type(schema: Schema, dialect: str, where: str) -> sa.types.TypeEngine:
+    """PostgreSQL's array of the element's type; a DataError elsewhere, or for an
+    element that is itself an array, a struct or a map."""
+    if dialect != "postgresql":
+        raise DataError(
+            f"{where}: an array field has no column type on {dialect} (PostgreSQL "
+            "targets take arrays); flatten it with a transform first"
+        )
+    element = schema.value_schema
+    if element is None or not (
+        element.type.is_primitive or element.name == DBZ_VARIABLE_SCALE_DECIMAL
+    ):
+        kind = "untyped" if element is None else str(element.type)
+        raise DataError(
+            f"{where}: an array of {kind} values has no column type; flatten it "
+            "with a transform first"
+        )
+    return PgArray(column_type(element, dialect, key=False, where=f"{where} element"))
+
+
 def column_type(schema: Schema, dialect: str, *, key: bool, where: str) -> sa.types.TypeEngine:
     """The SQL type for a field of `schema` on `dialect` (see the module docstring)."""
     if dialect == "mariadb":  # SQLAlchemy's name for MySQL reached by a mariadb:// URL
         dialect = "mysql"
+    if schema.type is Type.ARRAY:
+        return _array_type(schema, dialect, where)
     name = schema.name
     if name is not None and name.startswith("io.debezium."):
         debezium = _debezium_type(name, dialect, key=key)
@@ -299,9 +337,10 @@ def _as_dict(value: Any, where: str) -> Mapping[str, Any]:
     raise DataError(f"the record {where} must be a struct or a map, not {type(value).__name__}")
 
 
-def plan_for(settings: SinkSettings, record: SinkRecord) -> FieldsPlan:
+def plan_for(settings: SinkSettings, record: SinkRecord, *, dialect: str = "default") -> FieldsPlan:
     """The plan for records shaped like `record`; for a tombstone (a null value) the
-    key columns only, which is what a delete needs."""
+    key columns only, which is what a delete needs. `dialect` (SQLAlchemy's name of
+    the target) decides early whether a field has a column type there (arrays)."""
     value = record.value
     value_schema = record.value_schema
     if value is None:
@@ -351,7 +390,7 @@ def plan_for(settings: SinkSettings, record: SinkRecord) -> FieldsPlan:
     columns = tuple(key_columns + value_columns)
     for c in columns:
         if c.schema is not None:  # fail early on a field with no column type
-            column_type(c.schema, "default", key=c.key, where=f"field {c.name!r}")
+            column_type(c.schema, dialect, key=c.key, where=f"field {c.name!r}")
 
     from_value = _getter(key_from_value + value_names)
     key_from_value_get = _getter(key_from_value)
@@ -434,6 +473,8 @@ def value_converter(
     Decimal or timedelta their column takes."""
     if schema is None:
         return None
+    if schema.type is Type.ARRAY:
+        return _array_converter(schema, tz=tz, column=column)
     name = schema.name
     if name == TimestampType.LOGICAL_NAME:
         return _instant_converter(tz, column_has_tz)
@@ -515,3 +556,26 @@ def _debezium_converter(
     if name == DBZ_MICRO_DURATION and _takes_timedelta(column):
         return _microseconds
     return None
+
+
+def _array_converter(
+    schema: Schema, *, tz: dt.tzinfo, column: sa.types.TypeEngine | None
+) -> Callable[[Any], list]:
+    """A Connect array as the list psycopg2 adapts (a tuple would be a row), each
+    element converted as a column of the array's element type would be; NULL
+    elements stay None."""
+    item = getattr(column, "item_type", None)
+    element = value_converter(
+        schema.value_schema,
+        tz=tz,
+        column_has_tz=bool(getattr(item, "timezone", False)),
+        column=item,
+    )
+    if element is None:
+        return list
+    convert = element
+
+    def convert_all(v: Any) -> list:
+        return [None if e is None else convert(e) for e in v]
+
+    return convert_all
