@@ -15,6 +15,7 @@ from typing import Any
 
 from connect.api import ConfigError, ConnectError
 from connect.cli.options import EXIT_INTERRUPTED
+from connect.worker.memory import tune_process_memory
 from log import LogError
 
 __all__ = ["register"]
@@ -51,6 +52,7 @@ def register(commands: Any) -> None:
 
 
 def _standalone(args: argparse.Namespace) -> int:
+    tune_process_memory()  # before a second thread or an Arrow buffer exists
     from connect.standalone import StandaloneWorker, load_connector_config, load_worker_config
 
     _logging(args)
@@ -85,6 +87,7 @@ def _refused(paths: list[str], connectors: list[tuple[str, dict[str, str]]]) -> 
 
 
 def _distributed(args: argparse.Namespace) -> int:
+    tune_process_memory()  # before a second thread or an Arrow buffer exists
     from connect.distributed import DistributedWorker
     from connect.standalone import load_worker_config
 

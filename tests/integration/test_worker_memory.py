@@ -84,6 +84,9 @@ def test_the_worker_process_loads_none_of_the_cdc_task_libraries(
 
     tasks = wait_until(task_has_read_the_snapshot, 60, "the CDC task's snapshot offsets")
     assert {"psycopg2", "pyarrow"} <= loaded(tasks[0])  # the check sees them where they are
+    environ = Path(f"/proc/{tasks[0]}/environ").read_bytes().split(b"\0")
+    # connect.worker.memory's allocator settings, inherited by the task process
+    assert {b"ARROW_DEFAULT_MEMORY_POOL=system", b"MALLOC_ARENA_MAX=2"} <= set(environ)
     assert loaded(worker.proc.pid) == set()
     assert rss_mb(worker.proc.pid) - idle_mb < GROWTH_BOUND_MB
 
