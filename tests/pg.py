@@ -202,8 +202,25 @@ class PostgresServer:
         self.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
         return name
 
-    def drop_database(self, name: str) -> None:
-        self.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    def drop_database(self, name: str, timeout_s: float = 15.0) -> None:
+        """Drop a test's database with the replication slots a test left on it. FORCE
+        ends its sessions but not a slot, and a slot whose walsender is still exiting
+        is "active for PID …": end that walsender, drop the slots, retry until both
+        went (a race seen under load), within timeout_s."""
+        import psycopg2
+
+        in_db = f"FROM pg_replication_slots WHERE database = '{name}'"
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.execute(f"SELECT pg_terminate_backend(active_pid) {in_db} AND active")
+                self.execute(f"SELECT pg_drop_replication_slot(slot_name) {in_db} AND NOT active")
+                self.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                return
+            except psycopg2.Error:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")
