@@ -26,7 +26,13 @@ Offset commit, every `offset.flush.interval.ms`, on a clean stop and after a fai
    durable;
 3. write the remembered offsets to the offset store (fsynced there);
 4. call the task's `commit()`.
-So a committed source offset never points past records a crash could lose. After a
+So a committed source offset never points past records a crash could lose. A step 3
+the log cannot take (`LogUnavailableError`: a Kafka broker away) fails nothing, as in
+Kafka Connect: the records are in the log already, only their offsets wait, so the
+offsets are kept, newer ones taking their place, and written at the next flush; one
+warning per outage. A clean stop while that lasts does not try again (each try waits
+the log's delivery timeout): it says which offsets it leaves uncommitted, and a
+restart polls their records again (at-least-once). After a
 failure the same commit is safe (Kafka's WorkerSourceTask makes it too): step 5 above
 remembers a poll's offsets only once every record of it is in the log (or dropped by
 the error policy), so a poll, a send or an append that raised left nothing remembered
@@ -72,7 +78,7 @@ from connect.worker.source_acks import Acknowledgements, Landed
 from connect.worker.source_convert import SourceConverter
 from connect.worker.source_transactions import ExactlyOnceSteps, SourceTransactions
 from connect.worker.task_base import StatusListener, WorkerTask
-from log import KeyPartitioner, Log, TopicExistsError
+from log import KeyPartitioner, Log, LogUnavailableError, TopicExistsError
 
 __all__ = ["WorkerSourceTask"]
 
@@ -161,6 +167,8 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         self._flush_interval_s = offset_flush_interval_ms / 1000
         self._last_commit = time.monotonic()
         self._pending: dict[bytes, tuple[Mapping[str, Any], Mapping[str, Any] | None]] = {}
+        #: When the offset commits began failing for want of the log (None: they go through).
+        self._commits_failing_since: float | None = None
         self._known_topics: dict[str, int] = {}
         self._keys = KeyPartitioner()
         self._round_robin = 0
@@ -240,6 +248,18 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
     def commit_final(self) -> None:
         if self._txn is not None and self._txn.boundary == "connector":
             return self._commit_final_by_connector(self._txn)
+        if self._txn is None and self._commits_failing_since is not None and self._pending:
+            # A stop during an outage (see the module docstring): no try that would
+            # hold the stop for the log's delivery timeout.
+            _log.warning(
+                "task %s: stopping with the offsets of %d source partition(s) not "
+                "committed (the log could not be reached by the commits of the last "
+                "%.0f s): a restart polls their records again",
+                self.name,
+                len(self._pending),
+                time.monotonic() - self._commits_failing_since,
+            )
+            return None
         self.commit_offsets()
         return None
 
@@ -533,11 +553,38 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
             # A task's own commit: its worker's generation (0 standalone), never None,
             # which would make it an operator's edit (connect.storage.offsets).
             epoch = (self.lease.generation if self.lease is not None else None) or 0
-            self._offsets.put(self.connector, pending, epoch=epoch)
-            ok = True
+            try:
+                self._offsets.put(self.connector, pending, epoch=epoch)
+                ok = True
+            except LogUnavailableError as exc:
+                self._pending = {**pending, **self._pending}  # newer offsets win
+                self._offsets_wait(exc, time.perf_counter() - started)
         finally:
             self.metrics.commit(time.perf_counter() - started, ok=ok)
         if hook_failed is not None:
             raise hook_failed
+        if not ok:
+            return  # step 4 waits for offsets that are committed, as in Kafka Connect
+        if self._commits_failing_since is not None:
+            _log.info(
+                "task %s: offsets committed again, after %.1f s",
+                self.name,
+                time.monotonic() - self._commits_failing_since,
+            )
+            self._commits_failing_since = None
         # Commit step 4
         self.plugin.commit()
+
+    def _offsets_wait(self, exc: LogUnavailableError, waited_s: float) -> None:
+        """Step 3 could not reach the log (after `waited_s`): warn once per outage (see
+        the module docstring)."""
+        self._last_commit = time.monotonic()  # the next try a whole interval later
+        if self._commits_failing_since is None:
+            self._commits_failing_since = self._last_commit - waited_s
+            _log.warning(
+                "task %s: could not commit the offsets of %d source partition(s), the log "
+                "cannot be reached (%s); they are kept and retried at the next flush",
+                self.name,
+                len(self._pending),
+                exc,
+            )

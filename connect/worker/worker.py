@@ -13,6 +13,7 @@ import contextlib
 import logging
 import re
 import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -483,8 +484,10 @@ class Worker:
         for task in tasks:
             task.stop()
         timeout = int(self.config.get("task.shutdown.graceful.timeout.ms", 5000)) / 1000
+        # One deadline for all, as Kafka's (a stop in an outage paid it once per task).
+        deadline = time.monotonic() + timeout
         for task in tasks:
-            if not task.await_stop(timeout):
+            if not task.await_stop(max(0.0, deadline - time.monotonic())):
                 _log.error("task %s did not stop within %.1fs; abandoning it", task.name, timeout)
 
     def connector_tasks(self, name: str) -> list[tuple[str, int]]:
