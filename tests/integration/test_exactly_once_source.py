@@ -47,18 +47,25 @@ def _source(tmp_path: Path, name: str = "eos-source", **extra: str) -> tuple[Pat
 class Committed:
     """The topic as a read_committed consumer sees it, read on from where it was."""
 
-    def __init__(self, log_dir: Path, isolation_level: str = "read_committed") -> None:
+    def __init__(
+        self, log_dir: Path, isolation_level: str = "read_committed", *, topic: str = TOPIC
+    ) -> None:
         self.log = FileLog(log_dir, background=False)
+        self.topic = topic
         self._isolation = isolation_level
         self.values: list[bytes] = []
         self._position = 0
 
     def read(self) -> list[bytes]:
-        if TOPIC not in self.log.list_topics():
+        if self.topic not in self.log.list_topics():
             return self.values
         while True:
             records = self.log.read(
-                TOPIC, 0, self._position, max_bytes=4 << 20, isolation_level=self._isolation
+                self.topic,
+                0,
+                self._position,
+                max_bytes=4 << 20,
+                isolation_level=self._isolation,
             )
             self.values.extend(r.value for r in records)
             after = getattr(records, "next_offset", None)
@@ -73,7 +80,7 @@ class Committed:
 
     def ends(self) -> tuple[int, int]:
         """(last stable offset, log end offset) of the topic's partition."""
-        return self.log.last_stable_offset(TOPIC, 0), self.log.latest_offset(TOPIC, 0)
+        return self.log.last_stable_offset(self.topic, 0), self.log.latest_offset(self.topic, 0)
 
     def close(self) -> None:
         self.log.close()
