@@ -338,11 +338,10 @@ def _as_dict(value: Any, where: str) -> Mapping[str, Any]:
 
 
 def plan_for(settings: SinkSettings, record: SinkRecord, *, dialect: str = "default") -> FieldsPlan:
-    """The plan for records shaped like `record`; for a tombstone (a null value) the
-    key columns only, which is what a delete needs. `dialect` (SQLAlchemy's name of
-    the target) decides early whether a field has a column type there (arrays)."""
-    value = record.value
-    value_schema = record.value_schema
+    """The plan for records shaped like `record` on `dialect` (SQLAlchemy's name: it
+    decides which fields have a column type, e.g. arrays); for a tombstone (a null
+    value) the key columns only, which is what a delete needs."""
+    value, value_schema = record.value, record.value_schema
     if value is None:
         value_fields: dict[str, Schema | None] = {}
     elif value_schema is not None:
