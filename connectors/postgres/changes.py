@@ -39,7 +39,7 @@ from connectors.postgres.envelope import (
     source_block,
     zero_value,
 )
-from connectors.postgres.tables import Table
+from connectors.postgres.tables import ColumnFilter, Table
 
 __all__ = ["ChangeEvents"]
 
@@ -47,9 +47,10 @@ __all__ = ["ChangeEvents"]
 class ChangeEvents:
     """The events of one task's stream (see the module docstring). `tables` (by
     `schema.table`) is the task's captured tables, updated as relations change;
-    `reread(schema, name)` reads a table from the catalog. `last_commit` is the end of
-    the last transaction every event of which has been emitted. Called from the
-    task's thread only."""
+    `reread(schema, name)` reads a table from the catalog (with the task's column
+    filter, `columns`, which a table made of a Relation message gets too).
+    `last_commit` is the end of the last transaction every event of which has been
+    emitted. Called from the task's thread only."""
 
     def __init__(
         self,
@@ -63,8 +64,10 @@ class ChangeEvents:
         captures: Callable[[str, str], bool],
         tables: dict[str, Table],
         reread: Callable[[str, str], Table | None],
+        columns: ColumnFilter | None = None,
     ) -> None:
         self._prefix = prefix
+        self._columns = columns  # for a table built from a Relation message
         self._db = db
         self._partition = partition
         self._types = types
@@ -149,6 +152,7 @@ class ChangeEvents:
                     not_null=[False] * len(names),
                     primary_key=[c.name for c in rel.columns if c.key],
                     replica_identity=rel.replica_identity,
+                    column_filter=self._columns,
                 ).build(self._prefix, self._types)
             self._tables[qualified] = table
             self._envelopes.pop(qualified, None)
@@ -175,11 +179,14 @@ class ChangeEvents:
             lsn=lsn,
         )
 
-    def _row(self, table: Table, texts: list[Any] | None, key_only: bool = False) -> Any:
+    def _row(
+        self, table: Table, texts: list[Any] | None, key_only: bool = False
+    ) -> list[Any] | None:
+        """A tuple's values, every column (`Table.value_of` / `key_of` cut them)."""
         if texts is None:
             return None
         values = table.convert(texts)
-        fields = table.value_schema.fields
+        fields = table.row_schema.fields
         for i, v in enumerate(values):
             if v is pgo.UNCHANGED_TOAST:
                 s = fields[i].schema
@@ -192,13 +199,15 @@ class ChangeEvents:
                 )
             elif v is None and key_only and not fields[i].schema.optional:
                 values[i] = zero_value(fields[i].schema)
-        return Struct.trusted(table.value_schema, values)
+        return values
 
-    def _key_of(self, table: Table, row: Struct | None) -> Any:
-        if table.key_schema is None or row is None:
-            return None
-        vals = row.values()
-        return Struct.trusted(table.key_schema, [vals[i] for i in table.key_indexes])
+    @staticmethod
+    def _value(table: Table, row: list[Any] | None) -> Struct | None:
+        return None if row is None else table.value_of(row)
+
+    @staticmethod
+    def _key_of(table: Table, row: list[Any] | None) -> Struct | None:
+        return None if row is None else table.key_of(row)
 
     def _change(self, lsn: int, msg: Any, out: list[SourceRecord]) -> None:
         if isinstance(msg, pgo.Truncate):
@@ -214,16 +223,18 @@ class ChangeEvents:
             return
         if isinstance(msg, pgo.Insert):
             if "c" not in self._skipped:
-                after = self._row(table, msg.new)
-                self._emit(table, lsn, "c", None, after, self._key_of(table, after), out)
+                row = self._row(table, msg.new)
+                key = self._key_of(table, row)
+                self._emit(table, lsn, "c", None, self._value(table, row), key, out)
         elif isinstance(msg, pgo.Update):
             if "u" not in self._skipped:
                 self._update(table, lsn, msg, out)
         elif isinstance(msg, pgo.Delete):
             if "d" in self._skipped:
                 return
-            before = self._row(table, msg.old, key_only=msg.old_kind == "K")
-            self._emit(table, lsn, "d", before, None, self._key_of(table, before), out)
+            row = self._row(table, msg.old, key_only=msg.old_kind == "K")
+            key = self._key_of(table, row)
+            self._emit(table, lsn, "d", self._value(table, row), None, key, out)
 
     def _update(self, table: Table, lsn: int, msg: pgo.Update, out: list[SourceRecord]) -> None:
         """An update, or a delete and a create when it changed the primary key.
@@ -238,18 +249,21 @@ class ChangeEvents:
             and any(v is pgo.UNCHANGED_TOAST for v in new)
         ):
             new = [o if v is pgo.UNCHANGED_TOAST else v for v, o in zip(new, msg.old, strict=True)]
-        after = self._row(table, new)
+        new_row = self._row(table, new)
+        after = self._value(table, new_row)
         before = (
-            self._row(table, msg.old, key_only=msg.old_kind == "K") if msg.old_kind == "O" else None
+            self._value(table, self._row(table, msg.old, key_only=msg.old_kind == "K"))
+            if msg.old_kind == "O"
+            else None
         )
-        key = self._key_of(table, after)
+        key = self._key_of(table, new_row)
         old_key = None
         if msg.old is not None and table.key_schema is not None:
             old_key = self._key_of(table, self._row(table, msg.old, key_only=True))
         if old_key is not None and old_key != key:  # the primary key changed
-            self._emit(
-                table, lsn, "d", before or self._row(table, msg.old, True), None, old_key, out
-            )
+            if before is None:
+                before = self._value(table, self._row(table, msg.old, True))
+            self._emit(table, lsn, "d", before, None, old_key, out)
             self._emit(table, lsn, "c", None, after, key, out)
         else:
             self._emit(table, lsn, "u", before, after, key, out)

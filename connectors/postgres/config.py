@@ -16,6 +16,12 @@ is `topic.prefix`; `schema.whitelist` / `schema.blacklist` are `schema.include.l
 `schema.exclude.list`; `table.whitelist` / `table.blacklist` are `table.include.list` /
 `table.exclude.list`. `parse_config` folds the schema lists into the table lists (one
 `table.include.list` regex over `schema.table`), so the task filters on one pair.
+
+`column.include.list` / `column.exclude.list` (1.x: `column.whitelist` /
+`column.blacklist`) choose the columns of the events' values by regular expressions
+over `schema.table.column`, matched whole and ignoring case as Debezium matches them
+(`connectors.postgres.tables.ColumnFilter`); giving both is refused, as Debezium
+refuses it. A primary-key column stays in the key either way.
 """
 
 from __future__ import annotations
@@ -271,6 +277,44 @@ CONFIG = (
         group=_CDC,
     )
     .define(
+        "column.include.list",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.MEDIUM,
+        "Regular expressions matched against schema.table.column: the events' values "
+        "carry only these columns (the key keeps the primary key)",
+        group=_CDC,
+    )
+    .define(
+        "column.exclude.list",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.MEDIUM,
+        "Regular expressions matched against schema.table.column: the events' values "
+        "carry all columns but these (the key keeps the primary key)",
+        group=_CDC,
+    )
+    .define(
+        "column.whitelist",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.LOW,
+        "Debezium 1.x's name of column.include.list",
+        group=_CDC,
+    )
+    .define(
+        "column.blacklist",
+        ConfigType.LIST,
+        "",
+        _regexes,
+        Importance.LOW,
+        "Debezium 1.x's name of column.exclude.list",
+        group=_CDC,
+    )
+    .define(
         "snapshot.mode",
         ConfigType.STRING,
         "initial",
@@ -381,6 +425,8 @@ _FORMER_NAMES = {
     "schema.exclude.list": "schema.blacklist",
     "table.include.list": "table.whitelist",
     "table.exclude.list": "table.blacklist",
+    "column.include.list": "column.whitelist",
+    "column.exclude.list": "column.blacklist",
 }
 
 
@@ -427,6 +473,15 @@ def parse_config(props: Mapping[str, Any]) -> dict[str, Any]:
             "the prefix of every topic: give topic.prefix (or Debezium 1.x's database.server.name)",
         )
     cfg["table.include.list"], cfg["table.exclude.list"] = _table_filter(cfg)
+    cfg["column.include.list"] = _either(cfg, "column.include.list")
+    cfg["column.exclude.list"] = _either(cfg, "column.exclude.list")
+    if cfg["column.include.list"] and cfg["column.exclude.list"]:
+        raise ConfigError(
+            "column.exclude.list",
+            ",".join(cfg["column.exclude.list"]),
+            "column.include.list is set too: give one of the two (a column is kept when "
+            "the include list matches it, or when the exclude list does not)",
+        )
     if not cfg["database.hostname"] and not cfg["connection.url"]:
         raise ConfigError(
             "database.hostname",

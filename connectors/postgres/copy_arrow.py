@@ -263,7 +263,8 @@ def _plan(type_oid: int, typmod: int, schema: Schema, convert: object) -> _Colum
 
 class CopyArrowParser:
     """Whole lines of one table's COPY text format → one `pa.RecordBatch` of
-    `schema_of(table.value_schema)`, or None for the per-row path.
+    `schema_of(table.row_schema)` (every column; the value's when no column filter
+    applies), or None for the per-row path.
 
     Built once per table (the reading plan and the CSV reader's options);
     `supported` is False, and `reason` says why, when a column has no columnar
@@ -278,7 +279,7 @@ class CopyArrowParser:
             table.columns,
             table.type_oids,
             table.typmods,
-            table.value_schema.fields,
+            table.row_schema.fields,
             table.converters,
             strict=True,
         ):
@@ -290,7 +291,7 @@ class CopyArrowParser:
                 self.reason = f"column {column!r} of {table.qualified}: {plan}"
                 return
             plans.append(plan)
-        self.schema = schema_of(table.value_schema)
+        self.schema = schema_of(table.row_schema)  # every column; the value is cut after
         for plan, field in zip(plans, self.schema, strict=True):
             finished = plan.finish(pa.array([], plan.read_as)) if plan.finish else None
             made = plan.read_as if finished is None else finished.type

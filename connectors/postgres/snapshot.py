@@ -373,7 +373,10 @@ class SnapshotPhase:
         n = rows.num_rows
         now_ns = time.time_ns()
         fields = {f.name: f for f in env.fields}
-        after = pa.StructArray.from_arrays(rows.columns, fields=list(rows.schema))
+        kept = range(rows.num_columns) if table.value_indexes is None else table.value_indexes
+        after = pa.StructArray.from_arrays(
+            [rows.column(i) for i in kept], fields=[rows.schema.field(i) for i in kept]
+        )
         values = pa.RecordBatch.from_arrays(
             [
                 pa.nulls(n, after.type),
@@ -418,6 +421,7 @@ class SnapshotPhase:
     def _records(self, table: Table, rows: list[list[Any]]) -> list[SourceRecord]:
         env = self._envelope(table)
         value_schema = table.value_schema
+        value_indexes = table.value_indexes  # None: the row is the value
         key_schema = table.key_schema
         key_indexes = table.key_indexes
         source = self._source(table)
@@ -428,7 +432,9 @@ class SnapshotPhase:
         values: list[Struct] = []
         keys: list[Struct] | None = [] if key_schema is not None else None
         for row in rows:
-            row_value = trusted(value_schema, row)
+            row_value = trusted(
+                value_schema, row if value_indexes is None else [row[i] for i in value_indexes]
+            )
             values.append(trusted(env, [None, row_value, source, None, "r", *stamps]))
             if keys is not None:
                 keys.append(trusted(key_schema, [row[i] for i in key_indexes]))

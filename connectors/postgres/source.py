@@ -84,7 +84,7 @@ from connectors.postgres.config import (
     type_options,
 )
 from connectors.postgres.envelope import VERSION
-from connectors.postgres.tables import Table, list_tables, read_table
+from connectors.postgres.tables import ColumnFilter, Table, list_tables, read_table
 
 if TYPE_CHECKING:
     from connectors.postgres.snapshot import SnapshotPhase
@@ -187,6 +187,7 @@ class PostgresCdcSourceTask(SourceTask):
         self._poll_s: float = cfg["poll.interval.ms"] / 1000
         self._heartbeat_s: float = cfg["heartbeat.interval.ms"] / 1000
         self._filter = _Filter(cfg["table.include.list"], cfg["table.exclude.list"])
+        self._columns = ColumnFilter(cfg["column.include.list"], cfg["column.exclude.list"])
         self._params = connection_params(cfg)
         self._key = "connection.url" if cfg["connection.url"] else "database.hostname"
         self._partition: dict[str, Any] = {"server": self._prefix}
@@ -210,7 +211,9 @@ class PostgresCdcSourceTask(SourceTask):
                 selected = [(s, t) for s, t in list_tables(cur) if self._filter(s, t)]
                 check_privileges(cur, self._params, selected)
                 for schema, name in selected:
-                    table = read_table(cur, schema, name, self._prefix, types=self._types)
+                    table = read_table(
+                        cur, schema, name, self._prefix, types=self._types, columns=self._columns
+                    )
                     if table is not None:
                         self._tables[table.qualified] = table
                 ensure_publication(cur, self._cfg, selected)
@@ -225,6 +228,7 @@ class PostgresCdcSourceTask(SourceTask):
                 captures=self._filter,
                 tables=self._tables,
                 reread=self._reread,
+                columns=self._columns,
             )
             offset = self.context.offset_storage_reader.offset(self._partition)
             self._start_position(offset, slot)
@@ -285,7 +289,9 @@ class PostgresCdcSourceTask(SourceTask):
     def _reread(self, schema: str, name: str) -> Table | None:
         """A captured table read from the catalog again (a relation changed)."""
         with self._conn.cursor() as cur:
-            return read_table(cur, schema, name, self._prefix, types=self._types)
+            return read_table(
+                cur, schema, name, self._prefix, types=self._types, columns=self._columns
+            )
 
     def _open_replication(self) -> None:
         conn = _connect(

@@ -11,20 +11,47 @@ identity. It builds the Debezium schemas of its events once:
   None when the table has none), and `envelope` `<prefix>.<schema>.<table>.Envelope`.
 
 Each column's schema and text converter come from `connectors.postgres.columns`
-(Debezium's type mapping); `Table.convert` applies the converters to one row.
+(Debezium's type mapping); `Table.convert` applies the converters to one row, whole
+(`row_schema`: every column in catalog order), and `value_of` / `key_of` make the
+event's value and key of it.
+
+Debezium's `column.include.list` / `column.exclude.list` (a `ColumnFilter`) choose the
+columns of the value: regular expressions matched case-insensitively against the whole
+of `schema.table.column`, as Debezium matches them. The key is the primary key whatever
+they say — an excluded key column is left out of `before`/`after` and stays in the key,
+as in Debezium — so rows are still read whole and cut to the value's columns.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect.api import Schema
+from connect.api import Schema, Struct
 from connectors.postgres.columns import DEFAULT_TYPES, TypeOptions, column_type
 from connectors.postgres.pgoutput import UNCHANGED_TOAST
 
-__all__ = ["Table", "list_tables", "read_table"]
+__all__ = ["ColumnFilter", "Table", "list_tables", "read_table"]
+
+
+class ColumnFilter:
+    """`column.include.list` / `column.exclude.list`: whether a column is in the
+    events' values (see the module docstring; at most one of the lists is given)."""
+
+    def __init__(self, include: Sequence[str], exclude: Sequence[str]) -> None:
+        self.include = [re.compile(p, re.IGNORECASE) for p in include]
+        self.exclude = [re.compile(p, re.IGNORECASE) for p in exclude]
+
+    def __bool__(self) -> bool:
+        return bool(self.include or self.exclude)
+
+    def __call__(self, schema: str, table: str, column: str) -> bool:
+        name = f"{schema}.{table}.{column}"
+        if self.include:
+            return any(p.fullmatch(name) for p in self.include)
+        return not any(p.fullmatch(name) for p in self.exclude)
 
 
 @dataclass(slots=True)
@@ -43,16 +70,23 @@ class Table:
     topic: str = ""
     enum_values: list[str | None] | None = None  # per column: its labels, comma-joined
     types: TypeOptions = DEFAULT_TYPES
+    column_filter: ColumnFilter | None = None
     value_schema: Schema = field(init=False)
+    row_schema: Schema = field(init=False)  # every column; value_schema when unfiltered
     key_schema: Schema | None = field(init=False)
     converters: list[Callable[[str], Any]] = field(init=False)
     key_indexes: list[int] = field(init=False)
+    value_indexes: list[int] | None = field(init=False)  # None: every column
 
-    def build(self, prefix: str, types: TypeOptions | None = None) -> Table:
-        """Derive the schemas for topic prefix `prefix` (returns self); `types` replaces
-        the table's type options when given."""
+    def build(
+        self, prefix: str, types: TypeOptions | None = None, *, columns: ColumnFilter | None = None
+    ) -> Table:
+        """Derive the schemas for topic prefix `prefix` (returns self); `types` and
+        `columns` replace the table's type options and column filter when given."""
         if types is not None:
             self.types = types
+        if columns is not None:
+            self.column_filter = columns
         base = f"{prefix}.{self.schema}.{self.name}"
         self.topic = base
         enums = self.enum_values or [None] * len(self.columns)
@@ -66,7 +100,15 @@ class Table:
             )
             fields.append((name, schema))
             converters.append(convert)
-        self.value_schema = Schema.struct(fields, name=f"{base}.Value", optional=True)
+        keep = self.column_filter
+        kept = [
+            i for i, c in enumerate(self.columns) if not keep or keep(self.schema, self.name, c)
+        ]
+        self.value_indexes = None if len(kept) == len(fields) else kept
+        self.value_schema = Schema.struct(
+            [fields[i] for i in kept], name=f"{base}.Value", optional=True
+        )
+        self.row_schema = self.value_schema if self.value_indexes is None else Schema.struct(fields)
         self.converters = converters
         index = {c: i for i, c in enumerate(self.columns)}
         self.key_indexes = [index[c] for c in self.primary_key]
@@ -91,6 +133,18 @@ class Table:
             else:
                 out.append(conv(text))
         return out
+
+    def value_of(self, row: Sequence[Any]) -> Struct:
+        """The value (`before`/`after`) of a converted row: the filter's columns."""
+        if self.value_indexes is not None:
+            row = [row[i] for i in self.value_indexes]
+        return Struct.trusted(self.value_schema, row)
+
+    def key_of(self, row: Sequence[Any]) -> Struct | None:
+        """The key of a converted row (None for a table without a primary key)."""
+        if self.key_schema is None:
+            return None
+        return Struct.trusted(self.key_schema, [row[i] for i in self.key_indexes])
 
     def same_shape(self, columns: Sequence[str], type_oids: Sequence[int]) -> bool:
         return list(columns) == self.columns and list(type_oids) == self.type_oids
@@ -132,10 +186,16 @@ def list_tables(cursor: Any) -> list[tuple[str, str]]:
 
 
 def read_table(
-    cursor: Any, schema: str, name: str, prefix: str, *, types: TypeOptions = DEFAULT_TYPES
+    cursor: Any,
+    schema: str,
+    name: str,
+    prefix: str,
+    *,
+    types: TypeOptions = DEFAULT_TYPES,
+    columns: ColumnFilter | None = None,
 ) -> Table | None:
     """The table from the catalog (None when it does not exist), schemas built with
-    `types`."""
+    `types`, values of the columns `columns` keeps."""
     cursor.execute(_TABLE_SQL, (schema, name))
     rows = cursor.fetchall()
     if not rows:
@@ -152,4 +212,5 @@ def read_table(
         primary_key=[c for _, c in pk],
         replica_identity=rows[0][1],
         enum_values=[r[7] for r in rows],
+        column_filter=columns,
     ).build(prefix, types)
