@@ -23,8 +23,10 @@ A task's transactions (numbered as in the code):
    offsets remembered since the last boundary are appended to the offsets topic as
    the offset store writes them (connect.storage.offsets), inside the transaction,
    then `commit_transaction()`. Only then are `commit_record` and `commit()` called.
-4. An abort (the task's own request; a failed task) drops the transaction's records
-   and its offsets: a restart reads them again from the last committed offsets.
+4. An abort the task asks for drops the transaction's records but commits their
+   offsets (in a transaction of their own), as Kafka Connect does: the task chose
+   to drop them. A failed task's abort drops the offsets too: a restart reads the
+   records again from the last committed offsets.
 5. A fenced producer (a newer generation of the task took its transactional id, or
    the transaction outlived `transaction.timeout.ms`) fails the task with a message
    that says so; nothing of its open transaction becomes visible.
@@ -453,14 +455,17 @@ class ExactlyOnceSteps:
             self._end_transaction(action)
 
     def _end_transaction(self, action: str) -> None:
-        if action == COMMIT:
-            self.commit_offsets()
-        elif action == ABORT:
-            self._abort_transaction()
+        if action == ABORT:
+            # Step 4: the records dropped, their offsets committed all the same.
+            assert self._txn is not None
+            self._acks.drop()
+            self._txn.abort()
+        self.commit_offsets()
 
     def _abort_transaction(self) -> None:
-        """Drop the open transaction with its offsets and acknowledgements: its
-        records never become visible, and a restart reads them again."""
+        """Drop the open transaction with its offsets and acknowledgements (a failed
+        or fenced task's, a stop's): its records never become visible, and a restart
+        reads them again."""
         assert self._txn is not None
         self._pending = {}
         self._acks.drop()

@@ -4,7 +4,8 @@
 It counts 0, 1, … `count - 1` in polls of `batch` records, with the source offset
 {"n": n}; through its TransactionContext it asks to commit at every record n with
 (n + 1) % `commit.every` == 0, to abort at every record with (n + 1) % `abort.every`
-== 0 (abort wins), and to commit after its last poll (the request without a record).
+== 0 (abort wins), and after its last poll to commit (`end=commit`) or abort
+(`end=abort`) the rest (the requests without a record).
 Each record `commit_record` acknowledges is appended to `acks.file`. `expected()` is
 what a read_committed reader must then see."""
 
@@ -34,11 +35,12 @@ CONFIG = (
     .define("commit.every", ConfigType.INT, 7, None, Importance.LOW, "See the docstring.")
     .define("abort.every", ConfigType.INT, 25, None, Importance.LOW, "See the docstring.")
     .define("acks.file", ConfigType.STRING, "", None, Importance.LOW, "See the docstring.")
+    .define("end", ConfigType.STRING, "commit", None, Importance.LOW, "See the docstring.")
 )
 PARTITION = {"counter": "bounded"}
 
 
-def expected(count: int, commit_every: int, abort_every: int) -> list[int]:
+def expected(count: int, commit_every: int, abort_every: int, end: str = "commit") -> list[int]:
     """The numbers of the committed transactions, in order."""
     committed: list[int] = []
     open_: list[int] = []
@@ -49,7 +51,7 @@ def expected(count: int, commit_every: int, abort_every: int) -> list[int]:
         elif (n + 1) % commit_every == 0:
             committed += open_
             open_ = []
-    return committed + open_  # the last poll's request commits the rest
+    return committed + open_ if end == "commit" else committed  # the last poll's request
 
 
 class BoundarySource(SourceConnector):
@@ -86,6 +88,7 @@ class BoundarySourceTask(SourceTask):
         self.commit_every = parsed["commit.every"]
         self.abort_every = parsed["abort.every"]
         self.acks = parsed["acks.file"]
+        self.end = parsed["end"]
         offset = self.context.offset_storage_reader.offset(PARTITION)
         self.n = 0 if offset is None else int(offset["n"]) + 1
         self.transactions = self.context.transaction_context()
@@ -111,7 +114,10 @@ class BoundarySourceTask(SourceTask):
                 self.transactions.commit_transaction(record)
         self.n += len(out)
         if self.n >= self.count:
-            self.transactions.commit_transaction()
+            if self.end == "abort":
+                self.transactions.abort_transaction()
+            else:
+                self.transactions.commit_transaction()
         return out
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
