@@ -4,7 +4,8 @@ after a snapshot and a mixed stream of inserts, updates and deletes in many
 transactions (on a real server, tasks in child processes). Values are compared at full
 precision: Debezium's types (MicroTimestamp, ZonedTimestamp, MicroTime,
 VariableScaleDecimal, …) carry every digit, and the sink creates columns of the
-source's types from them."""
+source's types from them; one-dimensional arrays (Connect arrays) arrive as the
+PostgreSQL arrays they were, NULL elements, quotes, commas and braces included."""
 
 from __future__ import annotations
 
@@ -23,12 +24,17 @@ def test_cdc_replayed_through_unwrap_and_the_jdbc_sink_matches_row_for_row(
         postgres_url,
         "CREATE TABLE src (id int PRIMARY KEY, name text, amount numeric(12,2) NOT NULL, "
         "at timestamptz, ok boolean, local timestamp, day date, clock time, "
-        "ratio numeric, ref uuid, doc jsonb)",
+        "ratio numeric, ref uuid, doc jsonb, tags text[], nums int[], ratios numeric[], "
+        "ats timestamptz[])",
         "INSERT INTO src SELECT n, 'n' || n, n / 4.0, timestamptz '2024-01-01' + n * "
         "interval '1 minute 1.000123 second', n % 2 = 0, "
         "timestamp '1999-12-31 23:59:59.999999' + n * interval '1.5 second', "
         "date '2024-02-28' + n, time '23:59:59.999999' - n * interval '1.000001 second', "
-        "n / 7.0, md5(n::text)::uuid, jsonb_build_object('n', n, 'tags', array['a', 'b']) "
+        "n / 7.0, md5(n::text)::uuid, jsonb_build_object('n', n, 'tags', array['a', 'b']), "
+        "array['a, ' || n, NULL, 'q\"' || n, 'b\\s', '{}', 'NULL', ''], "
+        "CASE WHEN n % 5 = 0 THEN '{}'::int[] ELSE array[n, NULL, -n] END, "
+        "array[n / 7.0, NULL, 1e-20], "
+        "array[timestamptz '2024-01-01' + n * interval '1.000123 second', NULL] "
         "FROM generate_series(1, 300) n",
     )
     herder = start_herder()  # JSON with schemas: the sink creates its table from them
@@ -70,6 +76,7 @@ def test_cdc_replayed_through_unwrap_and_the_jdbc_sink_matches_row_for_row(
             f"localtimestamp, current_date, localtime, {t}.25 ^ 3, gen_random_uuid(), "
             f"'{{\"t\": {t}}}')",
             f"UPDATE src SET amount = amount + 1, name = name || '!' WHERE id = {base}",
+            f"UPDATE src SET tags = tags || 'x{{y}}'::text, nums = NULL WHERE id = {base + 1}",
             f"DELETE FROM src WHERE id = {base + 3}",
             f"UPDATE src SET ok = NULL, at = NULL WHERE id = {base + 5}",
         ]
@@ -124,4 +131,17 @@ def test_cdc_replayed_through_unwrap_and_the_jdbc_sink_matches_row_for_row(
         "ratio": "numeric",
         "ref": "uuid",
         "doc": "jsonb",
+        "tags": "ARRAY",
+        "nums": "ARRAY",
+        "ratios": "ARRAY",
+        "ats": "ARRAY",
     }
+    with db(postgres_url) as cur:
+        cur.execute(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = 'dst'::regclass AND attname IN ('tags', 'nums', 'ratios', 'ats') "
+            "ORDER BY attnum"
+        )
+        arrays = [r[0] for r in cur.fetchall()]
+    assert arrays == ["text[]", "integer[]", "numeric[]", "timestamp(6) with time zone[]"]
+    assert any(row["tags"] and "x{y}" in row["tags"] for row in expected.values())
