@@ -1,5 +1,5 @@
-"""File helpers with one job each: atomic small-state writes, advisory locks and a
-change counter shared by processes.
+"""File helpers with one job each: atomic small-state writes, advisory locks, a
+change counter shared by processes, and fsyncs of several files at once.
 
 Every small state file of the log (topic metadata, checkpoints) goes through
 `write_atomic`: write a temp file, flush, fsync, `os.replace`, fsync the directory.
@@ -13,14 +13,26 @@ import fcntl
 import mmap
 import os
 import struct
+import threading
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from log.errors import LockTimeoutError
 
-__all__ = ["FileLock", "SharedCounter", "fsync_dir", "read_text", "write_atomic"]
+__all__ = [
+    "FileLock",
+    "SharedCounter",
+    "at_once",
+    "fsync_dir",
+    "read_text",
+    "write_atomic",
+]
 
 _COUNTER = struct.Struct("<Q")
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
@@ -46,6 +58,38 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         os.close(fd)
     os.replace(tmp, path)
     fsync_dir(path.parent)
+
+
+def at_once(calls: Sequence[Callable[[], object]]) -> None:
+    """Run `calls` (each ending in an fsync of its own file) side by side and return
+    when all are done; the first failure is raised after every call has ended, so
+    nothing after this step starts while one of them still runs.
+
+    Why: fsyncs of several files issued together wait on the disk together (one
+    journal commit can cover them), where one after the other each waits alone
+    (figures in docs/performance.md). The threads wait in the kernel, without the
+    GIL; a process-wide pool of a few threads, made at the first use."""
+    if len(calls) <= 1:
+        for call in calls:
+            call()
+        return
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="log-fsync")
+        pool = _POOL
+    futures: list[Future[object]] = [pool.submit(call) for call in calls[1:]]
+    error: BaseException | None = None
+    try:
+        calls[0]()
+    except BaseException as exc:  # raised below, once the others have ended
+        error = exc
+    for future in futures:
+        exc = future.exception()
+        if error is None and exc is not None:
+            error = exc
+    if error is not None:
+        raise error
 
 
 def read_text(path: str | os.PathLike[str]) -> str | None:

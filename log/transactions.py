@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from log.batch import ProducerSection
@@ -41,6 +42,7 @@ from log.errors import (
     LogClosedError,
     ProducerFencedError,
 )
+from log.fsutil import at_once
 from log.offsets import OFFSETS_TOPIC, encode_commit
 from log.records import Header, OffsetAndMetadata, TopicPartition
 
@@ -286,9 +288,9 @@ class FileTransactionalProducer(TransactionalProducerBase):
         )
 
     def _end(self, *, commit: bool) -> None:
-        if commit:  # the data is durable before the commit is decided
-            for topic, partition in sorted(self._partitions):
-                self._log.flush(topic, partition)
+        if commit:  # the data is durable before the commit is decided (side by side)
+            flush = self._log.flush
+            at_once([partial(flush, t, p) for t, p in sorted(self._partitions)])
         pid, epoch = self._producer.producer_id, self._producer.producer_epoch
         written = self._partitions
         self._coordinator.end_transaction(

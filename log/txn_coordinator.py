@@ -13,7 +13,7 @@ transaction is two-phase:
      outcome is decided, whatever crashes.
   2. A COMMIT (ABORT) control batch is written to, and fsynced in, every partition
      of the transaction (`Partition.write_marker`: a partition already marked is
-     left alone, so the step can be redone).
+     left alone, so the step can be redone), the partitions side by side.
   3. COMPLETE_COMMIT (COMPLETE_ABORT) is written, not synced: the transaction is
      over and the id may begin another. Why no fsync: if a machine crash loses it,
      the journal ends in PREPARE and recovery redoes step 2, which changes nothing
@@ -61,13 +61,14 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from log import txn_journal
 from log.batch import ProducerSection
 from log.errors import InvalidTxnStateError, ProducerFencedError, UnknownTopicOrPartitionError
-from log.fsutil import FileLock, read_text, write_atomic
+from log.fsutil import FileLock, at_once, read_text, write_atomic
 from log.txn_journal import JOURNAL_SUFFIX
 
 if TYPE_CHECKING:
@@ -271,13 +272,15 @@ class TransactionCoordinator:
         if meta.state not in (PREPARE_COMMIT, PREPARE_ABORT):
             return False
         commit = meta.state == PREPARE_COMMIT
-        # Step 2
+        # Step 2: the markers side by side (each partition's own lock and fsync)
+        markers = []
         for topic, partition in meta.partitions:
             try:
                 part = self._log.partition(topic, partition)
             except UnknownTopicOrPartitionError:
                 continue  # deleted since: nothing left to mark
-            part.write_marker(meta.producer, commit=commit)
+            markers.append(partial(part.write_marker, meta.producer, commit=commit))
+        at_once(markers)
         # Step 3: not synced (module docstring)
         meta.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
         meta.partitions = []

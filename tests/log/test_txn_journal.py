@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import struct
+import threading
 from pathlib import Path
 
 import pytest
 
 from log import FileLog, txn_journal
 from log.errors import ProducerFencedError
+from log.fsutil import at_once
 from log.partition import Partition
 from log.txn_coordinator import TXN_DIR
 from tests.conftest import ManualClock
@@ -175,3 +177,26 @@ def test_a_partition_added_ahead_gets_a_marker_only_when_written(
         producer.append(TOPIC, 1, [b"zombie"])  # no coordinator call: added already
     assert (fenced.value.topic, fenced.value.partition) == (TOPIC, 1), "refused by the partition"
     assert (_values(log, 0), _values(log, 1)) == ([b"1-0", b"2-0", b"3-0"], [b"1-1", b"3-1"])
+
+
+def test_fsyncs_at_once_run_side_by_side_and_fail_after_all_ended() -> None:
+    """The commit's data fsyncs and markers go through `at_once`: the first call
+    runs while the second is under way (it waits for it to start), and its failure
+    is raised only once the second has ended (nothing after the step may start
+    while a marker is still being written)."""
+    started, release = threading.Event(), threading.Event()
+    ended: list[str] = []
+
+    def second() -> None:
+        started.set()
+        release.wait(10)
+        ended.append("second")
+
+    def first() -> None:
+        assert started.wait(10), "the second call did not run beside the first"
+        release.set()
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        at_once([first, second])
+    assert ended == ["second"]
