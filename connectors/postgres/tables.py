@@ -19,7 +19,10 @@ Debezium's `column.include.list` / `column.exclude.list` (a `ColumnFilter`) choo
 columns of the value: regular expressions matched case-insensitively against the whole
 of `schema.table.column`, as Debezium matches them. The key is the primary key whatever
 they say — an excluded key column is left out of `before`/`after` and stays in the key,
-as in Debezium — so rows are still read whole and cut to the value's columns.
+as in Debezium — so rows are still read whole and cut to the value's columns; a
+column in neither is not converted (its text stays text and is dropped), so excluding a
+column whose values have no Connect form (a multi-dimensional array) lets its table
+be captured.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect.api import Schema, Struct
+from connect.api import OPTIONAL_STRING_SCHEMA, Schema, Struct
 from connectors.postgres.columns import DEFAULT_TYPES, TypeOptions, column_type
 from connectors.postgres.pgoutput import UNCHANGED_TOAST
 
@@ -90,20 +93,25 @@ class Table:
         base = f"{prefix}.{self.schema}.{self.name}"
         self.topic = base
         enums = self.enum_values or [None] * len(self.columns)
-        fields = []
-        converters = []
-        for name, oid, typmod, not_null, labels in zip(
-            self.columns, self.type_oids, self.typmods, self.not_null, enums, strict=True
-        ):
-            schema, convert = column_type(
-                oid, typmod, self.types, optional=not not_null, enum_values=labels
-            )
-            fields.append((name, schema))
-            converters.append(convert)
         keep = self.column_filter
         kept = [
             i for i, c in enumerate(self.columns) if not keep or keep(self.schema, self.name, c)
         ]
+        needed = set(kept) | {self.columns.index(c) for c in self.primary_key}
+        fields = []
+        converters: list[Callable[[str], Any]] = []
+        for i, (name, oid, typmod, not_null, labels) in enumerate(
+            zip(self.columns, self.type_oids, self.typmods, self.not_null, enums, strict=True)
+        ):
+            if i in needed:
+                schema, convert = column_type(
+                    oid, typmod, self.types, optional=not not_null, enum_values=labels
+                )
+            else:  # in no event: its text is left as it is (a value no converter takes,
+                # a multi-dimensional array, is what a user excludes a column for)
+                schema, convert = OPTIONAL_STRING_SCHEMA, str
+            fields.append((name, schema))
+            converters.append(convert)
         self.value_indexes = None if len(kept) == len(fields) else kept
         self.value_schema = Schema.struct(
             [fields[i] for i in kept], name=f"{base}.Value", optional=True
