@@ -35,6 +35,16 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
+def _forget_pool() -> None:
+    """In a forked child: the pool's threads stayed in the parent, so a task handed
+    to the copied pool would never run; the child makes its own."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Make a create, rename or unlink inside `path` durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

@@ -8,6 +8,8 @@ step is in test_transactions_processes."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import struct
 import threading
 from pathlib import Path
@@ -20,6 +22,7 @@ from log.fsutil import at_once
 from log.partition import Partition
 from log.txn_coordinator import TXN_DIR
 from tests.conftest import ManualClock
+from tests.waiting import wait_until
 
 TOPIC = "t"
 COMMITTED = "read_committed"
@@ -200,3 +203,29 @@ def test_fsyncs_at_once_run_side_by_side_and_fail_after_all_ended() -> None:
     with pytest.raises(OSError, match="disk full"):
         at_once([first, second])
     assert ended == ["second"]
+
+
+def test_fsyncs_at_once_work_in_a_forked_child() -> None:
+    """The pool's threads stay in the parent: a forked child makes its own pool
+    (with the parent's copy, its calls would wait for ever)."""
+    at_once([lambda: None, lambda: None])  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if both calls ran
+        ran: list[int] = []
+        at_once([lambda: ran.append(1), lambda: ran.append(2)])
+        os._exit(0 if sorted(ran) == [1, 2] else 1)
+    status: list[int] = []
+
+    def exited() -> bool:
+        done, code = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status.append(code)
+        return bool(done)
+
+    try:
+        wait_until(exited, timeout_s=10, what="the forked child's fsyncs")
+    finally:
+        if not status:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status[0]) == 0
