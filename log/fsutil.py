@@ -4,6 +4,9 @@ change counter shared by processes, and fsyncs of several files at once.
 Every small state file of the log (topic metadata, checkpoints) goes through
 `write_atomic`: write a temp file, flush, fsync, `os.replace`, fsync the directory.
 Nothing is written in place, so a crash leaves either the old or the new file.
+The transaction coordinator's state is the exception: it changes several times a
+transaction, so it is appended to a journal instead (log.txn_journal says why and
+how a torn record is told apart).
 """
 
 from __future__ import annotations
