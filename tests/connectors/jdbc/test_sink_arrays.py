@@ -50,6 +50,7 @@ from connectors.jdbc.types import (
 
 _offsets = itertools.count()
 _UUID = str(uuid.UUID(int=7))
+_INF = float("inf")
 _WALL = dt.datetime(2024, 2, 29, 12, 30, 1, 123456)
 _MICROS = (_WALL - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
 
@@ -60,7 +61,12 @@ ELEMENTS: dict[str, tuple[Schema, list[Any], list[Any], str]] = {
     "i32": (OPTIONAL_INT32_SCHEMA, [1, 2, None], [1, 2, None], "integer[]"),
     "i64": (OPTIONAL_INT64_SCHEMA, [2**62, None], [2**62, None], "bigint[]"),
     "f32": (OPTIONAL_FLOAT32_SCHEMA, [0.5, None], [0.5, None], "real[]"),
-    "f64": (OPTIONAL_FLOAT64_SCHEMA, [1 / 3, None], [1 / 3, None], "double precision[]"),
+    "f64": (
+        OPTIONAL_FLOAT64_SCHEMA,
+        [1 / 3, None, _INF, -_INF],
+        [1 / 3, None, _INF, -_INF],
+        "double precision[]",
+    ),
     "flag": (OPTIONAL_BOOLEAN_SCHEMA, [True, None, False], [True, None, False], "boolean[]"),
     "blob": (
         OPTIONAL_BYTES_SCHEMA,
