@@ -38,6 +38,7 @@ from connect.herder.api import (
     TaskState,
 )
 from connect.herder.fencing import fence_on_request
+from connect.herder.last_known import LastKnown
 from connect.herder.loggers import LoggerLevels
 from connect.herder.offset_requests import require_in_range, sink_offsets, source_offsets
 from connect.herder.plugin_info import connector_plugins, plugin_config
@@ -59,6 +60,7 @@ from connect.herder.validation import (
 )
 from connect.plugins import Plugins
 from connect.storage import (
+    ClusterConfig,
     ConfigStore,
     LogTable,
     OffsetStore,
@@ -178,6 +180,9 @@ class LogHerder:
                 partitions=self.config["status.storage.partitions"],
             )
         )
+        #: The reads' view: the stores read to the log's end, or while the log cannot
+        #: be reached the last known state (connect.herder.last_known).
+        self.known = LastKnown(self.configs, self.status)
         self.worker = Worker(
             self.config,
             log=log,
@@ -275,8 +280,12 @@ class LogHerder:
         self.status.remove_connector(name)
         self.status.reset_topics(name)
 
-    def _require(self, name: str) -> dict[str, str]:
-        config = self.configs.snapshot().connectors.get(name)
+    def _require(self, name: str, snapshot: ClusterConfig | None = None) -> dict[str, str]:
+        """The connector's config, from `snapshot` (a read's: `self.known.configs()`)
+        or else read to the log's end (a write's: it must not act on a stale view)."""
+        if snapshot is None:
+            snapshot = self.configs.snapshot()
+        config = snapshot.connectors.get(name)
         if config is None:
             raise NotFoundError(f"Connector {name} not found")
         return config
@@ -304,7 +313,7 @@ class LogHerder:
     def masked_trace(self, name: str, trace: str | None) -> str | None:
         """`trace`, of connector `name` or one of its tasks, as every exit shows it (for
         views that read the status store themselves, as the console's do)."""
-        config = self.configs.snapshot().connectors.get(name)
+        config = self.known.configs().connectors.get(name)
         if config is None:
             return None if trace is None else mask_text(trace)
         return self._masked_trace(config, trace)
@@ -330,11 +339,12 @@ class LogHerder:
     # -------------------------------------------------------------- connectors
 
     def connectors(self) -> list[str]:
-        return sorted(self.configs.snapshot().connectors)
+        return sorted(self.known.configs().connectors)
 
     def connector_info(self, name: str) -> ConnectorInfo:
-        config = self._require(name)
-        tasks = self.configs.snapshot().tasks.get(name, [])
+        snapshot = self.known.configs()
+        config = self._require(name, snapshot)
+        tasks = snapshot.tasks.get(name, [])
         return ConnectorInfo(
             name,
             mask_config(config, self._secret_keys(config)),
@@ -343,7 +353,7 @@ class LogHerder:
         )
 
     def connector_config(self, name: str) -> dict[str, str]:
-        config = self._require(name)
+        config = self._require(name, self.known.configs())
         return mask_config(config, self._secret_keys(config))
 
     def put_connector_config(
@@ -410,11 +420,13 @@ class LogHerder:
         the moment its config is in the log (any worker reads it from there at once),
         while its owner writes the first state only once it has started it; a client
         that creates a connector and asks for its status must not be told it is not
-        there."""
-        config = self._require(name)
-        self.status.refresh()
+        there. While the log cannot be reached, the last known states
+        (connect.herder.last_known), as Kafka's in-memory view answers."""
+        snapshot = self.known.configs()
+        config = self._require(name, snapshot)
+        self.known.refresh_status()
         status = self.status.connector(name)
-        task_count = len(self.configs.snapshot().tasks.get(name, []))
+        task_count = len(snapshot.tasks.get(name, []))
         held = {s.task or 0: s for s in self.status.tasks(name)}
         version = self._plugin_version(config)
         tasks = []
@@ -436,18 +448,20 @@ class LogHerder:
         )
 
     def task_configs(self, name: str) -> list[TaskInfo]:
-        config = self._require(name)
+        snapshot = self.known.configs()
+        config = self._require(name, snapshot)
         keys = self._secret_keys(config)
-        tasks = self.configs.snapshot().tasks.get(name, [])
+        tasks = snapshot.tasks.get(name, [])
         return [TaskInfo(name, i, mask_config(c, keys)) for i, c in enumerate(tasks)]
 
     def task_status(self, name: str, task: int) -> TaskState:
-        config = self._require(name)
-        if not 0 <= task < len(self.configs.snapshot().tasks.get(name, [])):
+        snapshot = self.known.configs()
+        config = self._require(name, snapshot)
+        if not 0 <= task < len(snapshot.tasks.get(name, [])):
             # Not a task of the connector now (it was stopped, or has fewer tasks since):
             # its last status is history, which connector_status does not show either.
             raise NotFoundError(f"No status found for task {name}-{task}")
-        self.status.refresh()
+        self.known.refresh_status()
         version = self._plugin_version(config)
         for s in self.status.tasks(name):
             if s.task == task:
@@ -460,7 +474,7 @@ class LogHerder:
     # ---------------------------------------------------------- topics, offsets
 
     def connector_topics(self, name: str) -> list[str]:
-        self._require(name)
+        self._require(name, self.known.configs())
         return self.status.topics(name)
 
     def reset_connector_topics(self, name: str) -> None:

@@ -142,9 +142,10 @@ class DistributedHerder(LogHerder):
     def _on_status(self, connector: str, task: int | None, state: State, trace: str | None) -> None:
         if not self.member.lease.valid():
             return  # Why: this worker may have been declared dead; its word counts no more
-        if connector not in self.configs.snapshot().connectors and state is not State.FAILED:
+        if connector not in self.known.configs().connectors and state is not State.FAILED:
             return
-        self.status.put(Status(connector, task, state, self._worker_id, trace, self._generation))
+        status = Status(connector, task, state, self._worker_id, trace, self._generation)
+        self.known.put_status(status)
 
     def _request_reconfiguration(self, name: str) -> None:
         self._reconfigure.add(name)

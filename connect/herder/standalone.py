@@ -41,9 +41,9 @@ class StandaloneHerder(LogHerder):
             self.worker.stop()
 
     def _on_status(self, connector: str, task: int | None, state: State, trace: str | None) -> None:
-        if connector not in self.configs.snapshot().connectors and state is not State.FAILED:
+        if connector not in self.known.configs().connectors and state is not State.FAILED:
             return  # deleted meanwhile: leave no status behind
-        self.status.put(Status(connector, task, state, self._worker_id, trace))
+        self.known.put_status(Status(connector, task, state, self._worker_id, trace))
 
     def _request_reconfiguration(self, name: str) -> None:
         threading.Thread(target=self._reconfigure_later, args=(name,), daemon=True).start()

@@ -135,8 +135,13 @@ def connectors_view(herder: Any, *, peers: PeerMetrics | None = None) -> list[Co
     worker = getattr(herder, "worker", None)
     if configs is None or status is None:
         return []
-    snapshot = configs.snapshot()
-    status.refresh()
+    known = getattr(herder, "known", None)
+    if known is not None:  # a LogHerder: its last known state while the log is away
+        snapshot = known.configs()
+        known.refresh_status()
+    else:
+        snapshot = configs.snapshot()
+        status.refresh()
     running = dict(worker.tasks) if worker is not None else {}
     task_statuses = status.tasks_by_connector()
     types: dict[str, tuple[str, str]] = {}

@@ -9,7 +9,11 @@ where `error_code` always equals the status.
 Every other error maps by type through `ERROR_STATUS` (first match wins, so a subclass
 is listed before its base): the herder's categories, the log's refusals of what a
 request named (a topic that does not exist, an invalid name), and FastAPI's
-validation of query and path parameters. Anything else is a bug of ours: a 500 whose
+validation of query and path parameters, and the log that cannot be reached for now
+(`LogUnavailableError`, a Kafka broker away): 503, in one line that says so and to
+retry, since the same request may succeed once the log is back. Reads that can answer
+from the herder's last known state do (connect.herder.last_known); this is what a
+write, or a read that must ask the log itself, answers. Anything else is a bug of ours: a 500 whose
 message names only the exception's type, never its text (which may hold a server path
 or a secret), with the traceback in the worker's log.
 
@@ -42,6 +46,7 @@ from connect.herder.api import BadRequestError, RebalanceInProgressError
 from log import (
     InvalidConfigError,
     InvalidTopicError,
+    LogUnavailableError,
     OffsetOutOfRangeError,
     UnknownTopicOrPartitionError,
 )
@@ -55,6 +60,7 @@ __all__ = [
     "error_response",
     "handle_error",
     "status_for",
+    "unavailable_message",
 ]
 
 _log = logging.getLogger("connect.rest")
@@ -92,6 +98,8 @@ ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
     (InvalidConfigError, 400),
     (OffsetOutOfRangeError, 400),
     (RequestValidationError, 400),
+    # Not the request's fault nor a bug: the same request may succeed later.
+    (LogUnavailableError, 503),
 )
 
 #: The exception types `connect.rest.app` registers `handle_error` for.
@@ -190,6 +198,16 @@ def _validation_message(errors: Sequence[Any]) -> str:
     return "; ".join(lines) or "Invalid request"
 
 
+def unavailable_message(exc: LogUnavailableError) -> str:
+    """One line for a request the log's absence refused: what happened, the log's own
+    reason (the operation and the client's error code, never a trace), what to do."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return (
+        f"The request cannot be completed now: the log cannot be reached ({reason}). "
+        "Retry once it is back"
+    )
+
+
 async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     """The exception handler for every error an endpoint or the router raises."""
     status = status_for(exc)
@@ -197,6 +215,8 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
         return error_response(status, _http_message(exc), headers=exc.headers)
     if isinstance(exc, RequestValidationError):
         return error_response(status, _validation_message(exc.errors()))
+    if isinstance(exc, LogUnavailableError):
+        return error_response(status, unavailable_message(exc))
     if status >= 500 and not isinstance(exc, ConnectError):
         # A bug of ours: its text may hold a server path or an echoed secret, so the
         # client learns the type only and the worker log gets the traceback.

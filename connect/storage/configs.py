@@ -143,8 +143,12 @@ class ConfigStore:
 
     # ----------------------------------------------------------------- reads
 
-    def snapshot(self) -> ClusterConfig:
-        self._table.refresh()
+    def snapshot(self, *, refresh: bool = True) -> ClusterConfig:
+        """The state read to the log's end; `refresh=False`: what was applied so far,
+        without asking the log (a herder serving its last known state while the log
+        cannot be reached: connect.herder.last_known)."""
+        if refresh:
+            self._table.refresh()
         with self._lock:
             s = self._state
             return ClusterConfig(

@@ -6,7 +6,9 @@ progress kept in Kafka's group offsets, and `GET /` naming the cluster's own id.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -148,9 +150,9 @@ def test_a_30_second_broker_outage_under_load_fails_no_task_and_loses_nothing(
     failed and the task with it) while lines keep coming, and starts again on the same
     port. Kafka Connect's tasks ride that out: clients retry, a poll returns nothing.
     So do ours: no task fails, the worker runs throughout, and every line reaches the
-    sink, in order. (The REST status is asked after the outage: during it, reading the
-    status topic fails.) What the first, shorter restart showed: the moment the broker
-    began its shutdown, a sink task's watermarks read failed with _UNKNOWN_PARTITION."""
+    sink, in order. (What REST answers during an outage is the next test's.) What the
+    first, shorter restart showed: the moment the broker began its shutdown, a sink
+    task's watermarks read failed with _UNKNOWN_PARTITION."""
     kafka_broker.empty()
     src, out = tmp_path / "in.txt", tmp_path / "out.txt"
     files = [
@@ -195,4 +197,104 @@ def test_a_30_second_broker_outage_under_load_fails_no_task_and_loses_nothing(
         assert [t["state"] for t in worker.status(name)["tasks"]] == ["RUNNING"], name
     assert "unrecoverable" not in worker.stderr, worker.stderr
     assert worker.stderr.count("the log cannot be reached") <= 2  # once per outage and task
+    assert worker.stop() == 0
+
+
+def _timed(call: Callable[[], Any]) -> tuple[Any, float]:
+    started = time.monotonic()
+    result = call()
+    return result, time.monotonic() - started
+
+
+def test_during_a_broker_outage_reads_answer_the_last_known_state_and_changes_503(
+    tmp_path: Path, start_worker, kafka_broker
+) -> None:
+    """While the broker is away (longer than the producers' delivery timeout, shortened
+    to 12 s): the statuses answer 200 with the last known states, as Kafka Connect's
+    in-memory view does (they answered 500 once the status topic's read timed out); a
+    create answers 503 in Kafka's error shape, one line; the source task's offset
+    commit, which cannot reach the log, is a warning and waits for the next flush
+    instead of failing the task; and a clean stop is quick, exits 0 and says which
+    offsets it leaves uncommitted. A worker started after the outage loses no line."""
+    kafka_broker.empty()
+    src, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    files = [
+        connector_file(
+            tmp_path,
+            "file-source",
+            {"connector.class": "FileStreamSource", "file": str(src), "topic": "lines"},
+        ),
+        connector_file(
+            tmp_path,
+            "file-sink",
+            {"connector.class": "FileStreamSink", "file": str(out), "topics": "lines"},
+        ),
+    ]
+    config = {
+        "bootstrap.servers": kafka_broker.bootstrap,
+        "offset.storage.partitions": "1",
+        "consumer.session.timeout.ms": "6000",
+        "consumer.heartbeat.interval.ms": "500",
+        "kafka.delivery.timeout.ms": "12000",
+        # The source's first offset commit comes after the broker is gone.
+        "offset.flush.interval.ms": "15000",
+        "task.shutdown.graceful.timeout.ms": "5000",  # Kafka Connect's default
+    }
+    first, second = _lines(2_000), _lines(1_000, 2_000)
+    src.write_bytes(first)
+    worker = start_worker(files, config)
+    wait_until(lambda: out.exists() and out.stat().st_size >= len(first), what="first output")
+    kafka_broker.stop(keep=True)
+    try:
+        # Reads: the last known states. The first read finds the log away (one request
+        # timeout of the log's, 10 s); the next ones answer without asking it.
+        for name in NAMES:
+            (code, body), took = _timed(
+                lambda n=name: worker.request("GET", f"/connectors/{n}/status")
+            )
+            assert code == 200, body
+            assert body["connector"]["state"] == "RUNNING", body
+            assert [t["state"] for t in body["tasks"]] == ["RUNNING"], body
+            assert took < (20 if name == NAMES[0] else 2), (name, took)
+        (code, body), took = _timed(lambda: worker.request("GET", "/connectors?expand=status"))
+        assert code == 200 and sorted(body) == sorted(NAMES), body
+        assert took < 2, took  # from the last known state, without asking the log
+        (code, body), took = _timed(lambda: worker.request("GET", "/ops/tasks"))
+        assert code == 200, body
+        assert sorted(t["state"] for t in body["tasks"]) == ["RUNNING", "RUNNING"], body
+        # A change: 503 in one line.
+        create = {
+            "name": "another",
+            "config": {
+                "connector.class": "FileStreamSink",
+                "file": str(tmp_path / "o2"),
+                "topics": "lines",
+            },
+        }
+        (code, body), took = _timed(lambda: worker.request("POST", "/connectors", create))
+        assert code == 503, body
+        assert took < 20, took  # the log's request timeout, not its delivery timeout
+        assert body["error_code"] == 503
+        assert "the log cannot be reached" in body["message"]
+        assert "\n" not in body["message"] and "Traceback" not in body["message"]
+        # The source's offset commit meets the outage (after the delivery timeout) and
+        # the task goes on.
+        wait_until(
+            lambda: "could not commit the offsets" in worker.stderr, 60, "the commit's warning"
+        )
+        assert worker.proc.poll() is None, worker.stderr
+        status = worker.status("file-source")
+        assert status is not None and status["tasks"][0]["state"] == "RUNNING", status
+        assert "unrecoverable" not in worker.stderr, worker.stderr
+        rc, took = _timed(worker.stop)
+        assert rc == 0, worker.stderr
+        assert took < 15, (took, worker.stderr)
+        assert "file-source-0: stopping with the offsets of 1 source partition" in worker.stderr
+    finally:
+        kafka_broker.start()
+    # What the stop left uncommitted is polled again: nothing is lost.
+    with src.open("ab") as f:
+        f.write(second)
+    worker = start_worker(files, config)
+    wait_until(lambda: first + second in _unique(out), 60, "every line after the restart")
     assert worker.stop() == 0
