@@ -20,18 +20,18 @@ import re
 import time
 import zoneinfo
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING, Any
 
 from connect.api import ConfigError, DataError
 from connectors.spark.config import SinkSettings
 
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
 __all__ = ["Partitioner", "joda_to_strftime", "partitioner_for"]
 
-Split = list[tuple[str, np.ndarray]]
+Split = list[tuple[str, "np.ndarray"]]
 
 _JODA = {
     "YYYY": "%Y",
@@ -68,7 +68,11 @@ def joda_to_strftime(pattern: str, key: str = "path.format") -> str:
 
 
 class Partitioner:
-    """Directories for the rows of record batches (see the module docstring)."""
+    """Directories for the rows of record batches (see the module docstring).
+
+    numpy and pyarrow are imported by the methods that split a batch, once a batch is
+    in hand: the connector builds a Partitioner in the worker's own process to refuse a
+    bad path.format, and that process never writes a file (the two are ~45 MB)."""
 
     def __init__(self, settings: SinkSettings, clock: Callable[[], float] = time.time) -> None:
         self.kind = settings.partitioner
@@ -81,6 +85,8 @@ class Partitioner:
         self._clock = clock
 
     def split(self, batch: pa.RecordBatch, partition: int, timestamps: np.ndarray) -> Split:
+        import numpy as np
+
         n = batch.num_rows
         if self.kind == "default":
             return [(f"partition={partition}", np.arange(n))]
@@ -91,6 +97,9 @@ class Partitioner:
         return _group(keys)
 
     def _field_keys(self, batch: pa.RecordBatch) -> list[str]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         parts = []
         for name in self.fields:
             index = batch.schema.get_field_index(name)
@@ -105,6 +114,8 @@ class Partitioner:
         return ["/".join(p) for p in zip(*parts, strict=True)]
 
     def _time_keys(self, batch: pa.RecordBatch, timestamps: np.ndarray) -> list[str]:
+        import numpy as np
+
         if self._extractor == "Wallclock":
             ms = np.full(batch.num_rows, int(self._clock() * 1000), dtype=np.int64)
         elif self._extractor == "RecordField":
@@ -123,6 +134,10 @@ class Partitioner:
         return out
 
     def _field_ms(self, batch: pa.RecordBatch) -> np.ndarray:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         index = batch.schema.get_field_index(self._ts_field)
         if index < 0:
             raise DataError(f"timestamp.field: the value has no field {self._ts_field!r}")
@@ -149,6 +164,8 @@ def _escape(value: Any) -> str:
 
 def _group(keys: list[str]) -> Split:
     """Row indices per key, keys in order of first appearance."""
+    import numpy as np
+
     positions: dict[str, list[int]] = {}
     for i, key in enumerate(keys):
         positions.setdefault(key, []).append(i)

@@ -43,27 +43,24 @@ import logging
 import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from connect.api import (
     ConfigDef,
     DataError,
-    SinkBatch,
     SinkConnector,
     SinkRecord,
     SinkTask,
     TopicPartition,
-    batch_from_values,
-    file_batch,
 )
 from connectors.spark.config import CONFIG, SinkSettings, parse
-from connectors.spark.json_batches import JsonBatchDecoder
 from connectors.spark.partitioners import Partitioner
-from connectors.spark.storage import HadoopStorage, LocalStorage, Storage
-from connectors.spark.table_schema import TableSchema
-from connectors.spark.topic_writer import TopicPartitionWriter
+
+if TYPE_CHECKING:
+    from connect.api import SinkBatch
+    from connectors.spark.storage import Storage
+    from connectors.spark.table_schema import TableSchema
+    from connectors.spark.topic_writer import TopicPartitionWriter
 
 __all__ = ["SparkParquetSinkConnector", "SparkParquetSinkTask"]
 
@@ -104,6 +101,10 @@ class SparkParquetSinkTask(SinkTask):
         self.spark: Any = None
 
     def start(self, props: Mapping[str, str]) -> None:
+        # The task's modules load pyarrow and numpy: imported by the task, not with the
+        # connector, which the worker's own process imports to validate configs.
+        from connectors.spark.json_batches import JsonBatchDecoder
+
         self.settings: SinkSettings = parse(props)
         self.partitioner = Partitioner(self.settings, clock=self._clock)
         self.storage = self._storage(self.settings)
@@ -111,6 +112,8 @@ class SparkParquetSinkTask(SinkTask):
         self._decoder = JsonBatchDecoder() if self.settings.value_format == "json" else None
 
     def _storage(self, settings: SinkSettings) -> Storage:
+        from connectors.spark.storage import HadoopStorage, LocalStorage
+
         if settings.writer == "arrow":
             return LocalStorage(settings.local_root)
         from connectors.spark.session import spark_session
@@ -123,6 +126,9 @@ class SparkParquetSinkTask(SinkTask):
     # ---------------------------------------------------------- partitions
 
     def open(self, partitions: Sequence[TopicPartition]) -> None:
+        from connectors.spark.table_schema import TableSchema
+        from connectors.spark.topic_writer import TopicPartitionWriter
+
         rewinds = {}
         for tp in partitions:
             table = self.tables.get(tp.topic)
@@ -195,6 +201,7 @@ class SparkParquetSinkTask(SinkTask):
         `_put_partition`: a poll from before open()'s seek is dropped, a replayed
         head cut off, tombstones skipped (or refused). The runtime calls `put()`
         right after, which ends the poll as it does for records."""
+        from connect.api import file_batch
         for batch in batches:
             tp = TopicPartition(batch.topic, batch.partition)
             writer = self._writer_for(tp)
@@ -231,6 +238,10 @@ class SparkParquetSinkTask(SinkTask):
     def _write_run(self, writer: TopicPartitionWriter, run: list[SinkRecord], schema: Any) -> None:
         if not run:
             return
+        import numpy as np
+
+        from connect.api import batch_from_values, file_batch
+
         n = len(run)
         offsets = np.fromiter((r.kafka_offset for r in run), np.int64, n)
         stamps = np.fromiter((r.timestamp or 0 for r in run), np.int64, n)
