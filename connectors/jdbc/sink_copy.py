@@ -9,17 +9,16 @@ connection. Its own module because it is a second way of writing, for one databa
 with its own encoding of values (`copy_formatter`): a column it cannot encode sends
 its runs the generic way (`connectors.jdbc.sink_statements`).
 
-An array column's value is PostgreSQL's array literal (`array_in`'s input), written
-into the CSV like any text (CSV quoting is the writer's; a backslash means nothing to
-COPY's CSV format): between braces, comma-separated elements, each non-null element in
-double quotes with `\\` and `"` escaped by a backslash (so commas, braces, spaces,
-quotes and the text NULL are data), a null element the bare word NULL; `{}` is empty.
+An array column's value is PostgreSQL's array literal (`connectors.jdbc.pg_arrays`),
+written into the CSV like any text: CSV quoting is the writer's, and a backslash means
+nothing to COPY's CSV format, so the literal's own escapes arrive as they are.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import io
 import json
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Dialect
 
+from connectors.jdbc.pg_arrays import array_literal, element_text
 from connectors.jdbc.sink_statements import all_of
 from connectors.jdbc.sink_tables import Bound
 
@@ -63,24 +63,6 @@ def _interval(v: Any) -> str:
     return f"{v.days} days {v.seconds}.{v.microseconds:06d} seconds"
 
 
-def _array_formatter(element: Callable[[Any], Any] | None) -> Callable[[Any], str]:
-    """A list as PostgreSQL's array literal (see the module docstring), each element's
-    text made by `element` (None: str)."""
-    text = str if element is None else element
-
-    def literal(v: Any) -> str:
-        parts = []
-        for e in v:
-            if e is None:
-                parts.append("NULL")
-            else:
-                quoted = str(text(e)).replace("\\", "\\\\").replace('"', '\\"')
-                parts.append(f'"{quoted}"')
-        return "{" + ",".join(parts) + "}"
-
-    return literal
-
-
 def copy_formatter(column_type_: sa.types.TypeEngine) -> Callable[[Any], Any] | bool | None:
     """How a value of a column goes into the COPY data: None (as is), a function, or
     False when this path cannot write the column (the generic path is used)."""
@@ -88,7 +70,7 @@ def copy_formatter(column_type_: sa.types.TypeEngine) -> Callable[[Any], Any] | 
         element = copy_formatter(column_type_.item_type)
         if element is False or isinstance(column_type_.item_type, sa.ARRAY):
             return False
-        return _array_formatter(element if callable(element) else None)
+        return functools.partial(array_literal, text=element if callable(element) else element_text)
     if isinstance(column_type_, sa.LargeBinary):
         return _bytea
     if type(column_type_).__name__ == "INTERVAL":

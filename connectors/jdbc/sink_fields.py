@@ -17,8 +17,10 @@ Only primitive and logical fields map to columns: a struct or map field is a Dat
 naming it (flatten such values with a transform first). An array of a primitive or
 logical type maps to PostgreSQL's array of the element's type (`integer[]`, `text[]`,
 `numeric[]`, `timestamp(6)[]`, `uuid[]`, …; what PostgresCdcSource emits for a
-one-dimensional array column), bound as a Python list; on other databases, which have
-no array columns, it is the same DataError, saying that PostgreSQL targets take arrays.
+one-dimensional array column), bound as a Python list; into an existing TEXT column
+(made when that source sent arrays as their text) it goes as that text, the array
+literal (`connectors.jdbc.pg_arrays`). On other databases, which have no array columns,
+it is the same DataError, saying that PostgreSQL targets take arrays.
 
 `column_type(schema, dialect)` maps Connect types to SQL types: int8/int16 → SMALLINT,
 int32 → INTEGER, int64 → BIGINT, float32 → REAL, float64 → DOUBLE, boolean, string →
@@ -74,6 +76,7 @@ from connect.api import Date as DateType
 from connect.api import Decimal as DecimalType
 from connect.api import Time as TimeType
 from connect.api import Timestamp as TimestampType
+from connectors.jdbc.pg_arrays import array_literal
 from connectors.jdbc.sink_config import KAFKA_PK_COLUMNS, SinkSettings
 from connectors.jdbc.types import (
     DBZ_DATE,
@@ -236,6 +239,14 @@ class PgArray(TypeDecorator[list]):
 
     def bind_expression(self, bindvalue: Any) -> Any:
         return sa.cast(bindvalue, postgresql.ARRAY(self.impl.item_type))
+
+    def bind_processor(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        """An array literal (bound for a TEXT column, see `_array_converter`) passes
+        as the text it is, for the cast to read; a list goes through ARRAY's own."""
+        inner = super().bind_processor(dialect)
+        if inner is None:
+            return None
+        return lambda v: v if isinstance(v, str) else inner(v)
 
 
 def _array_type(schema: Schema, dialect: str, where: str) -> sa.types.TypeEngine:
@@ -562,7 +573,8 @@ def _array_converter(
 ) -> Callable[[Any], list]:
     """A Connect array as the list psycopg2 adapts (a tuple would be a row), each
     element converted as a column of the array's element type would be; NULL
-    elements stay None."""
+    elements stay None. Into a column that is not an array (a TEXT column made when
+    PostgresCdcSource sent arrays as their text) it is that text, the array literal."""
     item = getattr(column, "item_type", None)
     element = value_converter(
         schema.value_schema,
@@ -570,9 +582,11 @@ def _array_converter(
         column_has_tz=bool(getattr(item, "timezone", False)),
         column=item,
     )
+    convert = element or (lambda e: e)
+    if column is not None and not isinstance(column, sa.ARRAY):
+        return lambda v: array_literal(convert(e) if e is not None else None for e in v)
     if element is None:
         return list
-    convert = element
 
     def convert_all(v: Any) -> list:
         return [None if e is None else convert(e) for e in v]

@@ -37,6 +37,7 @@ from connect.api import (
     Time,
     Timestamp,
 )
+from connectors.jdbc.pg_arrays import array_literal
 from connectors.jdbc.sink import JdbcSinkTask
 from connectors.jdbc.sink_fields import column_type
 from connectors.jdbc.types import (
@@ -298,3 +299,40 @@ def test_auto_evolve_adds_an_array_column(postgres_url, start_task) -> None:
         1: {"name": "one", "scores": None},
         2: {"name": "two", "scores": [3, None, 5]},
     }
+
+
+def test_array_literal_quotes_as_array_out_does() -> None:
+    assert array_literal([1, None, -3]) == "{1,NULL,-3}"
+    assert array_literal([]) == "{}"
+    assert array_literal([True, False, b"\x01\xff"]) == '{t,f,"\\\\x01ff"}'
+    assert array_literal(["a b", "", "null", "NULLS", 'q"', "x\\y", "{", ",", "\t"]) == (
+        '{"a b","","null",NULLS,"q\\"","x\\\\y","{",",","\t"}'
+    )
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("path", ["copy", "executemany"])
+def test_an_existing_text_column_gets_the_array_text(postgres_url, start_task, path) -> None:
+    """A pipeline whose table was created when PostgresCdcSource sent arrays as text
+    keeps working: the TEXT column gets the array's text as PostgreSQL prints it."""
+    url = str(postgres_url)
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("CREATE TABLE legacy (id int PRIMARY KEY, words text)")
+        task = start_task(url, insert_mode="upsert", pk_mode="record_value", pk_fields="id")
+        if path == "executemany":
+            task.writer._copy = False
+        schema = Schema.struct(
+            [("id", INT32_SCHEMA), ("words", Schema.array(OPTIONAL_STRING_SCHEMA, optional=True))]
+        )
+        rows = [{"id": 1, "words": AWKWARD}, {"id": 2, "words": []}, {"id": 3, "words": None}]
+        task.put([_record("legacy", schema, r) for r in rows])
+        with engine.connect() as conn:
+            got = dict(conn.exec_driver_sql("SELECT id, words FROM legacy").all())
+            printed = conn.exec_driver_sql(
+                "SELECT CAST(%(a)s AS text[])::text", {"a": AWKWARD}
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    assert got == {1: printed, 2: "{}", 3: None}
