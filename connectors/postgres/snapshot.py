@@ -374,8 +374,12 @@ class SnapshotPhase:
         now_ns = time.time_ns()
         fields = {f.name: f for f in env.fields}
         kept = range(rows.num_columns) if table.value_indexes is None else table.value_indexes
-        after = pa.StructArray.from_arrays(
-            [rows.column(i) for i in kept], fields=[rows.schema.field(i) for i in kept]
+        after = (
+            pa.StructArray.from_arrays(
+                [rows.column(i) for i in kept], fields=[rows.schema.field(i) for i in kept]
+            )
+            if kept
+            else pa.array([{}] * n, pa.struct([]))  # a column filter that keeps none
         )
         values = pa.RecordBatch.from_arrays(
             [

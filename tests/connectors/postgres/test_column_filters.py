@@ -140,16 +140,20 @@ def test_include_list_keeps_only_its_columns(postgres_url: str) -> None:
         "INSERT INTO t VALUES (1, 'a', 'b', 'ab', '{{1,2},{3,4}}')",
         "CREATE TABLE u (id int PRIMARY KEY, a text)",
         "INSERT INTO u VALUES (1, 'a')",
+        # no column of w is listed: empty values, keys as ever (the columnar path too)
+        "CREATE TABLE w (id int PRIMARY KEY, a text)",
+        "INSERT INTO w SELECT i, 'x' FROM generate_series(1, 5) i",
     )
     d = Driver(config(postgres_url, **{"column.include.list": r"public\.t\.(id|a),public\.u\..*"}))
     try:
-        d.poll_count(2)
+        d.poll_count(7)
         run(postgres_url, "INSERT INTO t VALUES (2, 'x', 'y', 'z', '{{5},{6}}')")
-        got = events(d.poll_count(3))
+        got = events(d.poll_count(8))
         assert sorted(got, key=lambda e: (e[0], e[2]["id"])) == [
             ("srv.public.t", "r", {"id": 1}, None, {"id": 1, "a": "a"}),
             ("srv.public.t", "c", {"id": 2}, None, {"id": 2, "a": "x"}),
             ("srv.public.u", "r", {"id": 1}, None, {"id": 1, "a": "a"}),
-        ]
+        ] + [("srv.public.w", "r", {"id": i}, None, {}) for i in range(1, 6)]
+        assert d.batches >= 1
     finally:
         d.stop()
