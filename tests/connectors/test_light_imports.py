@@ -149,3 +149,25 @@ def test_a_cdc_config_is_still_checked_without_them(subprocess_env: dict[str, st
     got = probe(subprocess_env, module, name, {**props, "snapshot.mode": "sometimes"})
     assert list(got["errors"]) == ["snapshot.mode"]
     assert "psycopg2" not in got["loaded"] and "pyarrow" not in got["loaded"]
+
+
+def test_listing_every_plugin_loads_no_task_library(subprocess_env: dict[str, str]) -> None:
+    """GET /connector-plugins imports every connector class (it loaded all of them:
+    +92 MB). The JDBC connectors' modules still import SQLAlchemy, their engine's
+    library, which their validate needs anyway for the URL."""
+    code = (
+        "import json, sys\n"
+        "from connect.plugins import Plugins\n"
+        "listed = Plugins().connector_plugins()\n"
+        f"print(json.dumps([len(listed), sorted(m for m in {HEAVY!r} if m in sys.modules)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=subprocess_env,
+        check=True,
+        timeout=120,
+    ).stdout
+    count, loaded = json.loads(out)
+    assert count >= 10 and loaded == ["sqlalchemy"]
