@@ -95,11 +95,13 @@ _log = logging.getLogger(__name__)
 
 
 class _Filter:
-    """table.include.list / table.exclude.list over `schema.table`."""
+    """table.include.list / table.exclude.list over `schema.table`: whole-name matches,
+    ignoring case, as Debezium's selectors match (an unquoted name is folded to lower
+    case by PostgreSQL, and configs often spell it otherwise)."""
 
     def __init__(self, include: list[str], exclude: list[str]) -> None:
-        self.include = [re.compile(p) for p in include]
-        self.exclude = [re.compile(p) for p in exclude]
+        self.include = [re.compile(p, re.IGNORECASE) for p in include]
+        self.exclude = [re.compile(p, re.IGNORECASE) for p in exclude]
 
     def __call__(self, schema: str, table: str) -> bool:
         name = f"{schema}.{table}"

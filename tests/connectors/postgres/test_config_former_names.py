@@ -73,6 +73,9 @@ def test_no_prefix_by_either_name_is_refused_naming_topic_prefix() -> None:
             {"table.blacklist": r"inventory\.orders"},
             {"inventory.customers", "inventory2.customers", "public.other"},
         ),
+        # Debezium's selectors ignore case: a config spelling a folded name otherwise.
+        ({"table.include.list": r"Inventory\.Customers"}, {"inventory.customers"}),
+        ({"schema.include.list": "INVENTORY"}, {"inventory.customers", "inventory.orders"}),
     ],
 )
 def test_schema_and_table_lists_together(keys: dict[str, str], expected: set[str]) -> None:
