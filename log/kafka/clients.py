@@ -2,7 +2,14 @@
 cluster on connecting.
 
 Every client gets the same base settings (`bootstrap.servers`, `client.id`, quiet
-logging) plus whatever the caller passed. Producers are idempotent with `acks=all`, so
+logging) plus whatever the caller passed that a client of its kind takes: librdkafka
+marks each of its properties producer-only (P), consumer-only (C) or both (its
+CONFIGURATION.md), and warns at every client's start about a key of the other kind
+("… is a producer property and will be ignored by this consumer instance"): a
+worker's `kafka.delivery.timeout.ms` made every reader and group client of the log say
+so. So producer-only keys go to producers only, consumer-only keys to consumers only,
+and the admin client (a producer handle in librdkafka) gets neither. Producers are
+idempotent with `acks=all`, so
 a record is durable on every in-sync replica before its delivery report says so, and
 librdkafka's own retries never reorder or duplicate. Nothing KafkaLog runs lets the
 broker auto-create topics, except the one step of `create_topic` that must (see
@@ -20,7 +27,85 @@ import confluent_kafka
 
 from log.kafka.errors import KafkaOperationError, KafkaUnavailableError
 
-__all__ = ["UNAVAILABLE", "ClientConfig", "ClusterInfo", "operation_error", "probe_cluster"]
+__all__ = [
+    "CONSUMER_ONLY",
+    "PRODUCER_ONLY",
+    "UNAVAILABLE",
+    "ClientConfig",
+    "ClusterInfo",
+    "operation_error",
+    "probe_cluster",
+]
+
+#: librdkafka's producer-only properties ("P" in its CONFIGURATION.md, global and
+#: topic-level), Kafka's names among them (acks, delivery.timeout.ms, linger.ms …).
+PRODUCER_ONLY = frozenset(
+    {
+        "transactional.id",
+        "transaction.timeout.ms",
+        "enable.idempotence",
+        "enable.gapless.guarantee",
+        "queue.buffering.max.messages",
+        "queue.buffering.max.kbytes",
+        "queue.buffering.max.ms",
+        "linger.ms",
+        "message.send.max.retries",
+        "retries",
+        "queue.buffering.backpressure.threshold",
+        "compression.codec",
+        "compression.type",
+        "compression.level",
+        "batch.num.messages",
+        "batch.size",
+        "delivery.report.only.error",
+        "sticky.partitioning.linger.ms",
+        "request.required.acks",
+        "acks",
+        "request.timeout.ms",
+        "message.timeout.ms",
+        "delivery.timeout.ms",
+        "queuing.strategy",
+        "produce.offset.report",
+        "partitioner",
+    }
+)
+#: librdkafka's consumer-only properties ("C" in its CONFIGURATION.md).
+CONSUMER_ONLY = frozenset(
+    {
+        "group.id",
+        "group.instance.id",
+        "partition.assignment.strategy",
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "group.protocol.type",
+        "group.protocol",
+        "group.remote.assignor",
+        "coordinator.query.interval.ms",
+        "max.poll.interval.ms",
+        "enable.auto.commit",
+        "auto.commit.enable",
+        "auto.commit.interval.ms",
+        "enable.auto.offset.store",
+        "queued.min.messages",
+        "queued.max.messages.kbytes",
+        "fetch.wait.max.ms",
+        "fetch.queue.backoff.ms",
+        "fetch.message.max.bytes",
+        "max.partition.fetch.bytes",
+        "fetch.max.bytes",
+        "fetch.min.bytes",
+        "fetch.error.backoff.ms",
+        "isolation.level",
+        "enable.partition.eof",
+        "check.crcs",
+        "auto.offset.reset",
+        "offset.store.method",
+        "offset.store.path",
+        "offset.store.sync.interval.ms",
+        "consume.callback.max.messages",
+    }
+)
+_ONE_KIND = PRODUCER_ONLY | CONSUMER_ONLY
 
 _quiet = logging.getLogger("log.kafka.librdkafka")
 
@@ -65,34 +150,52 @@ class ClientConfig:
     member: Mapping[str, object] = field(default_factory=dict)
 
     def base(self) -> dict[str, object]:
+        """The settings every kind of client takes: neither producer-only nor
+        consumer-only keys (see the module docstring)."""
         return {
             "bootstrap.servers": self.bootstrap_servers,
             "client.id": "tributary",
             "logger": _quiet,
-            **self.extra,
+            **{k: v for k, v in self.extra.items() if k not in _ONE_KIND},
         }
+
+    def _of_kind(self, keys: frozenset[str]) -> dict[str, object]:
+        return {k: v for k, v in self.extra.items() if k in keys}
 
     @property
     def delivery_timeout_s(self) -> float:
         """How long an append waits for a broker to take its records: Kafka's producer
         `delivery.timeout.ms` (librdkafka's `message.timeout.ms`), 120 s unless the
         client config says otherwise, never less than the request timeout. Why not the
-        request timeout (10 s) as before: a source task's appends then failed, and the
-        task with them, whenever the broker was away for more than 10 s; Kafka
-        Connect's ride out two minutes."""
+        request timeout (10 s) as before: the offset and status writes then failed
+        whenever the broker was away for more than 10 s; Kafka's producers wait two
+        minutes. (A source task's own appends wait without a limit: `Writer.append`.)"""
         given = self.extra.get("delivery.timeout.ms", self.extra.get("message.timeout.ms"))
         ms = int(given) if given is not None else 120_000  # type: ignore[call-overload]
-        return max(ms / 1000, self.timeout_s)
+        return self.delivery_floor(ms) / 1000
 
-    def producer(self, compression: str) -> dict[str, object]:
+    def delivery_floor(self, ms: int) -> int:
+        """A delivery timeout of `ms` as the producers get it: 0 (no limit) stays 0,
+        anything else is at least the request timeout (Kafka's producer refuses a
+        delivery.timeout.ms under its request.timeout.ms)."""
+        return 0 if ms == 0 else max(int(ms), int(self.timeout_s * 1000))
+
+    def producer(
+        self, compression: str, *, delivery_timeout_ms: int | None = None
+    ) -> dict[str, object]:
+        """A producer's settings; `delivery_timeout_ms` over the client config's
+        (0: no limit, librdkafka's message.timeout.ms=0)."""
+        if delivery_timeout_ms is None:
+            delivery_timeout_ms = int(self.delivery_timeout_s * 1000)
         settings = {
             **self.base(),
+            **self._of_kind(PRODUCER_ONLY),
             "acks": "all",
             "enable.idempotence": True,
             "compression.type": compression,
             "allow.auto.create.topics": False,
             "linger.ms": 1,
-            "message.timeout.ms": int(self.delivery_timeout_s * 1000),
+            "message.timeout.ms": self.delivery_floor(delivery_timeout_ms),
         }
         settings.pop("delivery.timeout.ms", None)  # an alias: librdkafka takes one
         return settings
@@ -100,7 +203,7 @@ class ClientConfig:
     def reader(self) -> dict[str, object]:
         """A consumer used with assign/seek only: no group membership, no commits."""
         return {
-            **self.base(),
+            **self.consumer(),
             "group.id": "tributary-reader",  # required by the client; never joined
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
@@ -113,12 +216,16 @@ class ClientConfig:
     def group_client(self, group: str) -> dict[str, object]:
         """A consumer that only commits and fetches the offsets of `group`."""
         return {
-            **self.base(),
+            **self.consumer(),
             "group.id": group,
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "allow.auto.create.topics": False,
         }
+
+    def consumer(self) -> dict[str, object]:
+        """What every consumer of the log starts from: the base and consumer-only keys."""
+        return {**self.base(), **self._of_kind(CONSUMER_ONLY)}
 
     def admin(self) -> dict[str, object]:
         return self.base()

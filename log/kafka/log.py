@@ -7,7 +7,9 @@ What maps to what:
                         API, like librdkafka's mock, auto-creates with its default
                         count; the registry keeps the count Tributary asked for)
   append                an idempotent `acks=all` produce of the batch, returning
-                        only after every record's delivery report (`log.kafka.writer`)
+                        only after every record's delivery report (`log.kafka.writer`);
+                        `appender` gives one that waits for a broker without limit
+                        until its caller stops (a source task's, as Kafka Connect's)
   read, offsets         an assigned consumer per partition, no group
                         (`log.kafka.reader`); earliest/latest are the watermarks;
                         read_uncommitted by default (Kafka's Java default; not
@@ -30,7 +32,7 @@ Every method may be called from any thread.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import confluent_kafka
 from confluent_kafka.admin import AdminClient
@@ -133,8 +135,7 @@ class KafkaLog:
 
     def _registry_watermarks(self) -> tuple[int, int]:
         self._ensure_registry()
-        reader = self._readers.get(REGISTRY_TOPIC, 0)
-        with reader.lock:
+        with self._readers.use(REGISTRY_TOPIC, 0) as reader:
             return reader.watermarks()
 
     def _registry_append(self, keys: list[bytes | None], values: list[bytes | None]) -> None:
@@ -228,6 +229,54 @@ class KafkaLog:
     ) -> range:
         """Produce `values` to one partition; return their offsets once every record
         is acknowledged (see `log.kafka.writer`)."""
+        return self._append(topic, partition, values, keys, timestamps, headers, compression)
+
+    def appender(
+        self, *, delivery_timeout_ms: int = 0, stop: threading.Event | None = None
+    ) -> Callable[..., range]:
+        """`append`, with appends that wait `delivery_timeout_ms` for a broker (0: no
+        limit, as Kafka Connect's source producers: delivery.timeout.ms and max.block.ms
+        at their maximum) instead of the client config's, until `stop` is set: then
+        an append gives up once no delivery report has come for a second, with
+        KafkaUnavailableError (see `log.kafka.writer`)."""
+
+        def append(
+            topic: str,
+            partition: int,
+            values: Sequence[bytes | None],
+            *,
+            keys: Sequence[bytes | None] | None = None,
+            timestamps: Sequence[int] | None = None,
+            headers: Sequence[Sequence[Header]] | None = None,
+            compression: str | None = None,
+        ) -> range:
+            return self._append(
+                topic,
+                partition,
+                values,
+                keys,
+                timestamps,
+                headers,
+                compression,
+                delivery_timeout_ms=delivery_timeout_ms,
+                stop=stop,
+            )
+
+        return append
+
+    def _append(
+        self,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None,
+        timestamps: Sequence[int] | None,
+        headers: Sequence[Sequence[Header]] | None,
+        compression: str | None,
+        *,
+        delivery_timeout_ms: int | None = None,
+        stop: threading.Event | None = None,
+    ) -> range:
         self._check_open()
         self._check_partition(topic, partition)
         config = self._topics.topic_config(topic)
@@ -254,6 +303,8 @@ class KafkaLog:
             timestamps=timestamps,
             headers=headers,
             codec=codec,
+            delivery_timeout_ms=delivery_timeout_ms,
+            stop=stop,
         )
         with self._appended:
             self._append_seq += 1
@@ -319,23 +370,14 @@ class KafkaLog:
         max_bytes: int,
         pool: ReaderPool | None = None,
     ) -> list[Record]:
-        pool = pool or self._readers
-        while True:
-            reader = pool.get(topic, partition)
-            with reader.lock:
-                if reader.closed:  # evicted by another thread between get and lock
-                    continue
-                return reader.read(offset, max_records, max_bytes)
+        with (pool or self._readers).use(topic, partition) as reader:
+            return reader.read(offset, max_records, max_bytes)
 
     def _watermarks(
         self, topic: str, partition: int, pool: ReaderPool | None = None
     ) -> tuple[int, int]:
-        pool = pool or self._readers
-        while True:
-            reader = pool.get(topic, partition)
-            with reader.lock:
-                if not reader.closed:
-                    return reader.watermarks()
+        with (pool or self._readers).use(topic, partition) as reader:
+            return reader.watermarks()
 
     def earliest_offset(self, topic: str, partition: int) -> int:
         self._check_open()
@@ -354,8 +396,7 @@ class KafkaLog:
         self._check_open()
         self._check_partition(topic, partition)
         tp = confluent_kafka.TopicPartition(topic, partition, timestamp_ms)
-        reader = self._readers.get(topic, partition)
-        with reader.lock:
+        with self._readers.use(topic, partition) as reader:
             consumer = reader._consumer
             try:
                 (answer,) = consumer.offsets_for_times([tp], timeout=self._config.timeout_s)

@@ -25,6 +25,17 @@ starts, so a caught-up consumer's position is the end and not a marker before it
 `ReaderPool` keeps the readers of recently read partitions (least recently used
 closed first): each consumer costs librdkafka threads and a connection per broker.
 Each reader has its own lock; different partitions are read in parallel.
+
+Closing, without waiting for a read in flight (which during an outage waits the
+request timeout, 10 s by default, and held every worker's stop that long):
+  1. The pool (its `close`, an eviction, `forget`) retires a reader: marks it, and
+     closes it at once if no one holds it.
+  2. A holder that lets go of a retired reader closes it then. A read in flight when
+     the pool closes gives up with LogClosedError at its next try (the watermarks are
+     asked in tries of at most `_TRY_S`, the fetch polls every 50 ms); one an eviction
+     retired goes on.
+  3. A caller that gets hold of a retired reader never uses it: `ReaderPool.use` asks
+     the pool again, which, once closed, raises LogClosedError.
 """
 
 from __future__ import annotations
@@ -33,10 +44,11 @@ import contextlib
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Iterator
 
 import confluent_kafka
 
-from log.errors import OffsetOutOfRangeError
+from log.errors import LogClosedError, OffsetOutOfRangeError
 from log.kafka.clients import UNAVAILABLE, ClientConfig, operation_error
 from log.records import Fetched, Record
 
@@ -59,6 +71,10 @@ _LEADERSHIP = frozenset(
 
 _EOF = confluent_kafka.KafkaError._PARTITION_EOF
 _RESET = confluent_kafka.KafkaError._AUTO_OFFSET_RESET
+#: The longest one watermarks request waits (closing step 2): a broker that is away
+#: answers none, and librdkafka's wait cannot be interrupted. A try that times out is
+#: made again (the client keeps its connections and metadata), up to the timeout.
+_TRY_S = 1.0
 
 
 class PartitionReader:
@@ -76,6 +92,10 @@ class PartitionReader:
         self.partition = partition
         self.lock = threading.Lock()
         self.closed = False
+        #: Set by the pool: closed as soon as no one holds it (module docstring).
+        self.retired = False
+        #: Set when the pool closes: a read in flight gives up (closing step 2).
+        self.aborted = False
         self._timeout_s = config.timeout_s
         self._consumer = confluent_kafka.Consumer(
             {**config.reader(), "isolation.level": isolation_level}
@@ -95,9 +115,12 @@ class PartitionReader:
         tp = confluent_kafka.TopicPartition(self.topic, self.partition)
         deadline = time.monotonic() + self._timeout_s
         while True:
+            if self.aborted:  # closing step 2
+                raise LogClosedError()
+            wait_s = min(_TRY_S, deadline - time.monotonic())
             try:
                 return self._consumer.get_watermark_offsets(
-                    tp, timeout=max(0.1, deadline - time.monotonic()), cached=False
+                    tp, timeout=max(0.1, wait_s), cached=False
                 )
             except confluent_kafka.KafkaException as exc:
                 err = exc.args[0] if exc.args else None
@@ -176,6 +199,8 @@ class PartitionReader:
                 return False
             messages = self._consumer.consume(1000, timeout=0)
             if not messages:
+                if self.aborted:  # closing step 2
+                    raise LogClosedError()
                 if time.monotonic() >= deadline:
                     return False
                 message = self._consumer.poll(0.05)
@@ -211,7 +236,31 @@ class PartitionReader:
             if got:
                 return True
 
+    def retire(self, *, abort: bool = False) -> None:
+        """Closing step 1: close now if no one holds the reader, else when let go;
+        `abort`: a read in flight gives up."""
+        self.aborted = self.aborted or abort
+        self.retired = True
+        self._close_if_idle()
+
+    def release(self) -> None:
+        """Let go of `lock`; a reader retired meanwhile is closed (closing step 2).
+        Why after the release and not before: the pool marks first and then tries the
+        lock, the holder lets go first and then looks at the mark, so one of them
+        always sees the other."""
+        self.lock.release()
+        if self.retired:
+            self._close_if_idle()
+
+    def _close_if_idle(self) -> None:
+        if self.lock.acquire(blocking=False):
+            try:
+                self.close()
+            finally:
+                self.lock.release()
+
     def close(self) -> None:
+        """Close the consumer; the caller holds `lock` (or no one else can)."""
         if not self.closed:
             self.closed = True
             self._consumer.close()
@@ -228,11 +277,30 @@ class ReaderPool:
         self._isolation_level = isolation_level
         self._lock = threading.Lock()
         self._readers: OrderedDict[tuple[str, int], PartitionReader] = OrderedDict()
+        self._closed = False
+
+    @contextlib.contextmanager
+    def use(self, topic: str, partition: int) -> Iterator[PartitionReader]:
+        """The reader of a partition, held by this caller alone for the block (its
+        lock); never a retired one (closing step 3). LogClosedError once the pool is
+        closed."""
+        while True:
+            reader = self.get(topic, partition)
+            reader.lock.acquire()
+            if not reader.retired:
+                break
+            reader.release()  # retired while we waited: ask the pool again
+        try:
+            yield reader
+        finally:
+            reader.release()
 
     def get(self, topic: str, partition: int) -> PartitionReader:
-        """The reader of a partition; the caller holds its `lock` while using it."""
+        """The reader of a partition (`use` holds it; see there)."""
         doomed: list[PartitionReader] = []
         with self._lock:
+            if self._closed:
+                raise LogClosedError()
             reader = self._readers.get((topic, partition))
             if reader is None:
                 reader = PartitionReader(
@@ -244,23 +312,23 @@ class ReaderPool:
             else:
                 self._readers.move_to_end((topic, partition))
         for old in doomed:
-            with old.lock:
-                old.close()
+            old.retire()
         return reader
 
     def forget(self, topic: str) -> None:
-        """Close the readers of a topic that was deleted."""
+        """Retire the readers of a topic that was deleted."""
         with self._lock:
             doomed = [k for k in self._readers if k[0] == topic]
             readers = [self._readers.pop(k) for k in doomed]
         for reader in readers:
-            with reader.lock:
-                reader.close()
+            reader.retire()
 
     def close(self) -> None:
+        """Closing step 1 for every reader: returns at once, a read in flight ends
+        with LogClosedError and closes its reader itself."""
         with self._lock:
+            self._closed = True
             readers = list(self._readers.values())
             self._readers.clear()
         for reader in readers:
-            with reader.lock:
-                reader.close()
+            reader.retire(abort=True)

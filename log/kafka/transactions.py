@@ -63,7 +63,7 @@ class _TransactionalWriter(Writer):
         super().__init__(config)
         self._txn_producer = producer
 
-    def _producer(self, codec: str) -> confluent_kafka.Producer:
+    def _producer(self, codec: str, timeout_ms: int) -> confluent_kafka.Producer:
         return self._txn_producer
 
 

@@ -7,9 +7,21 @@ which commits a source offset after `append` returns, never commits an offset fo
 record Kafka does not hold. Any failed report fails the whole call with
 KafkaOperationError (earlier records of the batch may be stored: at-least-once, the
 same as a FileLog append interrupted by a crash). While no broker answers, librdkafka
-keeps the records and retries for `ClientConfig.delivery_timeout_s` (Kafka's
-delivery.timeout.ms, 120 s): an append waits out a broker restart, and fails with
-KafkaUnavailableError (`_MSG_TIMED_OUT`) only after that.
+keeps the records and retries for the delivery timeout, and the append waits:
+
+- by default `ClientConfig.delivery_timeout_s` (Kafka's delivery.timeout.ms, 120 s):
+  an append waits out a broker restart, and fails with KafkaUnavailableError
+  (`_MSG_TIMED_OUT`) only after that;
+- `delivery_timeout_ms=0`: without a limit, as Kafka Connect's source producers
+  (delivery.timeout.ms and max.block.ms at their maximum: a source task waits out any
+  outage), also while the local queue is full; another value: that limit.
+
+A `stop` event ends the wait: once it is set, the append gives up as soon as no
+delivery report has come for `STOP_GRACE_S` (a broker that answers finishes the batch,
+so a stop of a healthy task costs no duplicates), with KafkaUnavailableError. Records
+it gave up on may still reach the log while it stays open: like any failed append,
+at-least-once. `close` drops the records no append waits for any more instead of
+waiting the request timeout for a broker that is away.
 
 Offsets: Kafka assigns them. A batch that fits one produce request (`batch.size`,
 1 MB by default) gets contiguous offsets; a larger one may be interleaved with
@@ -17,9 +29,9 @@ another producer's records on the same partition, and the returned range then sp
 those too. The runtime writes each partition from one place, so this does not arise
 there.
 
-Compression is a producer setting in librdkafka, not a per-call one, so there is one
-producer per codec, made on first use. Producers are thread-safe; calls from several
-threads share them.
+Compression and the delivery timeout are producer settings in librdkafka, not per-call
+ones, so there is one producer per (codec, delivery timeout), made on first use.
+Producers are thread-safe; calls from several threads share them.
 """
 
 from __future__ import annotations
@@ -35,7 +47,10 @@ from log.kafka.clients import ClientConfig, operation_error
 from log.kafka.errors import KafkaUnavailableError
 from log.records import Header
 
-__all__ = ["Writer"]
+__all__ = ["STOP_GRACE_S", "Writer"]
+
+#: How long an append whose caller is stopping waits for a next delivery report.
+STOP_GRACE_S = 1.0
 
 _UNKNOWN_PARTITION = confluent_kafka.KafkaError._UNKNOWN_PARTITION
 
@@ -64,23 +79,59 @@ class _Batch:
             self.offsets.append(msg.offset())
 
 
+class _Wait:
+    """When an append stops waiting for its reports (see the module docstring)."""
+
+    __slots__ = ("_deadline", "_last", "_quiet_since", "_stop", "_stopped_at", "what")
+
+    def __init__(self, what: str, timeout_s: float, stop: threading.Event | None) -> None:
+        self.what = what
+        now = time.monotonic()
+        # librdkafka reports every record by its message.timeout.ms; the margin covers
+        # a report still on its way.
+        self._deadline = now + timeout_s + 5 if timeout_s else None
+        self._stop = stop
+        self._stopped_at: float | None = None
+        self._quiet_since = now
+        self._last = -1
+
+    def check(self, pending: int, total: int) -> None:
+        """Raise KafkaUnavailableError when the wait for `pending` reports is over."""
+        now = time.monotonic()
+        if pending != self._last:
+            self._last, self._quiet_since = pending, now
+        if self._deadline is not None and now > self._deadline:
+            reason = f"{pending} of {total} records have no delivery report"
+            raise KafkaUnavailableError(self.what, "_TIMED_OUT", reason, retriable=True)
+        if self._stop is None or not self._stop.is_set():
+            return
+        if self._stopped_at is None:
+            self._stopped_at = now
+        if now - max(self._quiet_since, self._stopped_at) >= STOP_GRACE_S:
+            reason = f"{pending} of {total} records not delivered when the caller stopped"
+            raise KafkaUnavailableError(self.what, "_STOPPED", reason, retriable=True)
+
+
 class Writer:
     """The producers of one KafkaLog (see the module docstring)."""
 
     def __init__(self, config: ClientConfig) -> None:
         self._config = config
         self._lock = threading.Lock()
-        self._producers: dict[str, confluent_kafka.Producer] = {}
+        self._producers: dict[tuple[str, int], confluent_kafka.Producer] = {}
         self._closed = False
+        self._in_flight = 0  # appends between their first produce and their return
 
-    def _producer(self, codec: str) -> confluent_kafka.Producer:
+    def _producer(self, codec: str, timeout_ms: int) -> confluent_kafka.Producer:
+        """The producer of `codec` whose records wait `timeout_ms` (0: no limit)."""
         with self._lock:
             if self._closed:
                 raise LogClosedError()
-            producer = self._producers.get(codec)
+            producer = self._producers.get((codec, timeout_ms))
             if producer is None:
-                producer = confluent_kafka.Producer(self._config.producer(codec))
-                self._producers[codec] = producer
+                settings = self._config.producer(codec, delivery_timeout_ms=timeout_ms)
+                producer = confluent_kafka.Producer(settings)
+                self._producers[(codec, timeout_ms)] = producer
             return producer
 
     def append(
@@ -93,10 +144,40 @@ class Writer:
         timestamps: Sequence[int] | None,
         headers: Sequence[Sequence[Header]] | None,
         codec: str,
+        delivery_timeout_ms: int | None = None,
+        stop: threading.Event | None = None,
     ) -> range:
+        """Produce `values` and wait for their reports (see the module docstring):
+        `delivery_timeout_ms` None is the client config's, 0 no limit; `stop` ends
+        the wait."""
         if not values:
             return range(0)  # FileLog too refuses nothing and assigns nothing
-        producer = self._producer(codec)
+        if delivery_timeout_ms is None:
+            delivery_timeout_ms = int(self._config.delivery_timeout_s * 1000)
+        timeout_ms = self._config.delivery_floor(delivery_timeout_ms)
+        producer = self._producer(codec, timeout_ms)
+        with self._lock:
+            self._in_flight += 1
+        try:
+            wait = _Wait(f"append to {topic}-{partition}", timeout_ms / 1000, stop)
+            return self._produce(
+                producer, wait, topic, partition, values, keys, timestamps, headers
+            )
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _produce(
+        self,
+        producer: confluent_kafka.Producer,
+        wait: _Wait,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None,
+        timestamps: Sequence[int] | None,
+        headers: Sequence[Sequence[Header]] | None,
+    ) -> range:
         batch = _Batch(len(values))
         learned = False
         for i, value in enumerate(values):
@@ -112,27 +193,19 @@ class Writer:
                     producer.produce(topic, value, **kwargs)
                     break
                 except BufferError:  # local queue full: let deliveries drain it
+                    wait.check(batch.pending, len(values))
                     producer.poll(0.05)
                 except confluent_kafka.KafkaException as exc:
                     if not learned and _unknown_partition(exc):
                         learned = True  # one refresh per append, then the error stands
                         if self._learn(producer, topic, partition):
                             continue
-                    raise operation_error(f"append to {topic}-{partition}", exc) from None
-        # librdkafka reports every record by its message.timeout.ms; the margin covers
-        # a report still on its way.
-        deadline = time.monotonic() + self._config.delivery_timeout_s + 5
+                    raise operation_error(wait.what, exc) from None
         while batch.pending > 0:
-            if time.monotonic() > deadline:
-                raise KafkaUnavailableError(
-                    f"append to {topic}-{partition}",
-                    "_TIMED_OUT",
-                    f"{batch.pending} of {len(values)} records have no delivery report",
-                    retriable=True,
-                )
+            wait.check(batch.pending, len(values))
             producer.flush(0.1)
         if batch.error is not None:
-            raise operation_error(f"append to {topic}-{partition}", batch.error)
+            raise operation_error(wait.what, batch.error)
         return range(min(batch.offsets), max(batch.offsets) + 1)
 
     def _learn(self, producer: confluent_kafka.Producer, topic: str, partition: int) -> bool:
@@ -157,9 +230,16 @@ class Writer:
         return False
 
     def close(self) -> None:
+        """Close the producers. Records still queued when no append waits any more are
+        those of appends that gave up (a stop, a timeout): their callers were told they
+        failed, so they are dropped rather than waited for (up to the request timeout
+        during an outage). An append still in flight gets the request timeout."""
         with self._lock:
             self._closed = True
             producers = list(self._producers.values())
             self._producers.clear()
+            waited_for = self._in_flight > 0
         for producer in producers:
-            producer.flush(self._config.timeout_s)
+            if not waited_for:
+                producer.purge()
+            producer.flush(self._config.timeout_s if waited_for else 0)
