@@ -33,15 +33,12 @@ from confluent_kafka.admin import AdminClient
 from log.kafka import KafkaLog
 from tests.kafka import kafka_logs
 
-__all__ = ["PEER_PREFIX", "KafkaBroker", "free_port", "kafka_broker", "make_broker_log"]
+__all__ = ["KafkaBroker", "free_port", "kafka_broker", "make_broker_log"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "kafka"
 #: Kafka's own internal topics; everything else is a test's and is deleted between tests.
 KAFKA_INTERNAL = ("__consumer_offsets", "__transaction_state", "__share_group_state")
-#: The session's Kafka Connect worker (tests/kafka_connect.py) names its group and
-#: internal topics with this prefix (scripts/kafka-connect); `empty()` keeps them too.
-PEER_PREFIX = "tributary-peer-"
 
 
 def free_port() -> int:
@@ -91,13 +88,11 @@ class KafkaBroker:
         assert done.returncode == 0, done.stderr
 
     def empty(self, timeout_s: float = 30.0) -> None:
-        """Delete every topic and group a test left (Kafka's internal topics and the
-        Kafka Connect peer's stay)."""
+        """Delete every topic and group a test left (Kafka's internal topics stay)."""
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         groups = [
             g.group_id
             for g in admin.list_consumer_groups(request_timeout=10).result(timeout=11).valid
-            if not g.group_id.startswith(PEER_PREFIX)
         ]
         if groups:
             for future in admin.delete_consumer_groups(groups, request_timeout=10).values():
@@ -108,9 +103,7 @@ class KafkaBroker:
         deadline = time.monotonic() + timeout_s
         while True:
             topics = [
-                t
-                for t in admin.list_topics(timeout=10).topics
-                if t not in KAFKA_INTERNAL and not t.startswith(PEER_PREFIX)
+                t for t in admin.list_topics(timeout=10).topics if t not in KAFKA_INTERNAL
             ]
             if not topics:
                 return

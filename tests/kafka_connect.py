@@ -4,11 +4,12 @@
 Kafka Connect is the reference Tributary's REST API and change events are compared
 with (tests/conformance/test_differential_*.py). `kafka_connect` (session) is ONE
 distributed worker for the whole session, started lazily by the first test that asks
-(a start costs about 5 s beside the broker's), with Kafka Connect's file and JSON
-plugins and Debezium's PostgreSQL connector, and stopped at the end. Its internal
-topics and group carry the prefix the broker fixture's `empty()` keeps
-(`PEER_PREFIX`), so the other broker tests cannot pull them from under it. A worker
-that cannot start FAILS the tests that asked for it, with the script's one-line reason.
+(a start costs about 5 s), with Kafka Connect's file and JSON plugins and Debezium's
+PostgreSQL connector, and stopped at the end. It runs on a broker of its own
+(`peer_kafka_broker`): the other broker tests empty `kafka_broker` of every topic and
+group between tests and assert what a fresh cluster lists, neither of which a running
+Kafka Connect, with its internal topics, may disturb or be disturbed by. A worker that
+cannot start FAILS the tests that asked for it, with the script's one-line reason.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 
 from tests.kafka_broker import KafkaBroker, free_port
 
-__all__ = ["KafkaConnect", "kafka_connect"]
+__all__ = ["KafkaConnect", "kafka_connect", "peer_kafka_broker"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "kafka-connect"
@@ -84,10 +85,23 @@ class KafkaConnect:
 
 
 @pytest.fixture(scope="session")
+def peer_kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """The Kafka Connect peer's own broker (see the module docstring)."""
+    broker = KafkaBroker(tmp_path_factory.mktemp("peer-kafka-broker") / "broker")
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
 def kafka_connect(
-    tmp_path_factory: pytest.TempPathFactory, kafka_broker: KafkaBroker
+    tmp_path_factory: pytest.TempPathFactory, peer_kafka_broker: KafkaBroker
 ) -> Iterator[KafkaConnect]:
-    worker = KafkaConnect(tmp_path_factory.mktemp("kafka-connect") / "worker", kafka_broker)
+    worker = KafkaConnect(
+        tmp_path_factory.mktemp("kafka-connect") / "worker", peer_kafka_broker
+    )
     worker.start()
     try:
         yield worker
