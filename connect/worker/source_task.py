@@ -8,7 +8,8 @@ One iteration (numbered as in the code):
    points; a failing batch is redone record by record under the error policy:
    `connect.worker.source_convert`).
 4. Append one batch per (topic, partition); the partition is the record's own, else
-   Kafka's murmur2 of the key bytes, else one partition per poll round-robin.
+   Kafka's murmur2 of the key bytes, else one partition per poll round-robin. On Kafka
+   an append waits out any outage, until the task stops (`connect.worker.source_appends`).
 5. Remember each source partition's latest offset, and queue the acknowledgement of
    the appended records (`commit_record` and its batch forms, only if the task
    overrides one) for when they are durable: see "Acknowledgements" below.
@@ -75,6 +76,7 @@ from connect.errors import RetryWithTolerance
 from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
 from connect.worker.source_acks import Acknowledgements, Landed
+from connect.worker.source_appends import source_append, stop_ends_append
 from connect.worker.source_convert import SourceConverter
 from connect.worker.source_transactions import ExactlyOnceSteps, SourceTransactions
 from connect.worker.task_base import StatusListener, WorkerTask
@@ -150,11 +152,13 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         paused: bool = False,
         on_topic: Callable[[str], None] | None = None,
         transactions: SourceTransactions | None = None,
+        delivery_timeout_ms: int = 0,
     ) -> None:
         super().__init__(connector, task, on_status=on_status, paused=paused)
         #: Exactly-once: appends go into the task's transactions (module docstring).
         self._txn = transactions
-        self._append_records = log.append if transactions is None else transactions.append
+        append = source_append(log, delivery_timeout_ms, self._stopping)
+        self._append_records = append if transactions is None else transactions.append
         self._on_topic = on_topic
         self.plugin = plugin
         self.props = dict(props)
@@ -212,7 +216,8 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         if records:
             if not self.may_write():
                 return  # fenced: the work's next owner polls these again from the offsets
-            self._send_polled(records)
+            with stop_ends_append(self._stopping):
+                self._send_polled(records)
         if self._acks.due():
             self._acknowledge()
         self._maybe_commit()

@@ -32,12 +32,7 @@ from connect.api import (
     Task,
 )
 from connect.config_providers import ConfigProviders
-from connect.errors import (
-    DeadLetterQueueReporter,
-    ErrorPolicy,
-    RetryWithTolerance,
-    Stage,
-)
+from connect.errors import DeadLetterQueueReporter, ErrorPolicy, RetryWithTolerance, Stage
 from connect.plugins import PluginKind, Plugins
 from connect.registry.local import local_log, set_local_log
 from connect.storage import OffsetStore, State
@@ -45,6 +40,7 @@ from connect.worker.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNEC
 from connect.worker.lease import Lease
 from connect.worker.process_task import ProcessTask
 from connect.worker.sink_task import WorkerSinkTask
+from connect.worker.source_appends import source_delivery_timeout_ms
 from connect.worker.source_task import WorkerSourceTask
 from connect.worker.source_transactions import sink_isolation_level, task_transactions
 from connect.worker.task_base import WorkerTask
@@ -472,6 +468,7 @@ class Worker:
                 parts.cprops,
                 self.offsets,
             ),
+            delivery_timeout_ms=source_delivery_timeout_ms(self.config, parts.cprops),
         )
 
     def _offset_flush_interval_ms(self) -> int:
