@@ -147,12 +147,15 @@ def test_a_30_second_broker_outage_under_load_fails_no_task_and_loses_nothing(
 ) -> None:
     """The broker stops cleanly (its data kept) while a file pipeline runs, stays away
     for 30 s (three times the log's request timeout, past which a sink task's read
-    failed and the task with it) while lines keep coming, and starts again on the same
-    port. Kafka Connect's tasks ride that out: clients retry, a poll returns nothing.
-    So do ours: no task fails, the worker runs throughout, and every line reaches the
-    sink, in order. (What REST answers during an outage is the next test's.) What the
-    first, shorter restart showed: the moment the broker began its shutdown, a sink
-    task's watermarks read failed with _UNKNOWN_PARTITION."""
+    failed and the task with it, and three times the producers' delivery timeout,
+    shortened to 10 s, past which the source task's append of the lines written
+    meanwhile failed and the task with it) while lines keep coming, and starts again
+    on the same port. Kafka Connect's tasks ride that out: clients retry, a poll
+    returns nothing, a source producer has no delivery timeout. So do ours: no task
+    fails, the worker runs throughout, and every line reaches the sink, in order.
+    (What REST answers during an outage is the next test's.) What the first, shorter
+    restart showed: the moment the broker began its shutdown, a sink task's watermarks
+    read failed with _UNKNOWN_PARTITION."""
     kafka_broker.empty()
     src, out = tmp_path / "in.txt", tmp_path / "out.txt"
     files = [
@@ -172,6 +175,9 @@ def test_a_30_second_broker_outage_under_load_fails_no_task_and_loses_nothing(
         "offset.storage.partitions": "1",
         "consumer.session.timeout.ms": "6000",
         "consumer.heartbeat.interval.ms": "500",
+        # The runtime's own writes (offsets, statuses) give up after it; the source
+        # task's appends have no limit (connect.worker.source_appends).
+        "kafka.delivery.timeout.ms": "10000",
     }
     first, second, third = _lines(10_000), _lines(5_000, 10_000), _lines(5_000, 15_000)
     src.write_bytes(first)
