@@ -1,17 +1,23 @@
-"""Exactly-once PostgreSQL CDC: PostgresCdcSource on a real `connect standalone`
-worker with `exactly.once.source.support=enabled` (embedded log, tasks in child
-processes), a live PostgreSQL, and test_cdc_kill's Writer committing inserts,
-updates, deletes and a truncate the whole time.
+"""Exactly-once PostgreSQL CDC into the lake: PostgresCdcSource → log → S3Sink on a
+real `connect standalone` worker with `exactly.once.source.support=enabled` (embedded
+log, tasks in child processes), a live PostgreSQL, a real S3 endpoint, and
+test_cdc_kill's Writer committing inserts, updates, deletes and a truncate the whole
+time.
 
 The worker's process group is SIGKILLed three times at seeded moments — once in the
-middle of the snapshot, twice in the stream — and the task process alone once (the
-task FAILED, restarted through REST). Afterwards the topic read at read_committed:
+middle of the snapshot, twice in the stream — and the source's task process alone
+once (the task FAILED, restarted through REST). Afterwards the topic read at
+read_committed:
 
 1. holds every change the writer committed (test_cdc_kill's check: what the last
    snapshot does not hold is streamed);
 2. holds no change event twice: an event is (source LSN, row id, op), which a
-   re-read of the same WAL would repeat; at least once, the kills repeat some;
-3. holds each row's events in the order of their LSNs.
+   re-read of the same WAL would repeat (at least once, the same run repeats ~400);
+3. holds each row's events in the order of their LSNs;
+
+and the bucket holds the topic's events, each once and in offset order, in as many
+whole objects (`flush.size`) as the topic fills: the sink, killed with the worker,
+reads read_committed and names its objects by offset.
 
 A snapshot cut short is done again from a new slot, as Debezium does: its reads
 committed before the kill stay in the topic (at the old slot's LSN), then the new
@@ -44,11 +50,13 @@ from tests.integration.test_cdc_kill import (
     slot_exists,
 )
 from tests.integration.test_exactly_once_source import Committed
+from tests.s3 import Bucket
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.slow]
 
-INITIAL_ROWS = 150_000  # a snapshot of ~1-2 s, a transaction a poll
+INITIAL_ROWS = 60_000  # a snapshot of ~1 s, a transaction a poll
+LAKE_FLUSH = 5_000  # records an S3 object
 
 
 class Events:
@@ -104,8 +112,13 @@ def _task_state(worker: WorkerProcess) -> str | None:
 
 @pytest.fixture
 def start(
-    tmp_path: Path, start_worker: Callable[..., WorkerProcess], postgres_url: str
+    tmp_path: Path,
+    start_worker: Callable[..., WorkerProcess],
+    postgres_url: str,
+    s3_bucket: Bucket,
 ) -> Callable[[], WorkerProcess]:
+    """The worker running the source and an S3 sink of its topic (JSON lines of the
+    whole envelope, schema and payload: `schemas.enable=false` on the sink's side)."""
     source = connector_file(tmp_path, "cdc", {
         "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
         "connection.url": postgres_url,
@@ -113,18 +126,28 @@ def start(
         "slot.name": SLOT,
         "table.include.list": "public\\.src",
         "skipped.operations": "none",  # truncates too
+        "tombstones.on.delete": "false",  # every record a change event, as the lake's
         "poll.interval.ms": "50",
+    })
+    sink = connector_file(tmp_path, "lake", {
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": TOPIC,
+        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+        "value.converter": JSON,
+        "value.converter.schemas.enable": "false",
+        "flush.size": str(LAKE_FLUSH),
+        **s3_bucket.props,
     })
     config = {
         "exactly.once.source.support": "enabled",
         "key.converter": JSON,
         "value.converter": JSON,
     }
-    return lambda: start_worker([source], config)
+    return lambda: start_worker([source, sink], config)
 
 
 def test_every_change_once_in_order_across_seeded_sigkills(
-    tmp_path: Path, postgres_url: str, start: Callable[[], WorkerProcess]
+    tmp_path: Path, postgres_url: str, start: Callable[[], WorkerProcess], s3_bucket: Bucket
 ) -> None:
     rng = random.Random(618)
     pg_port = urlparse(postgres_url).port or 5432
@@ -133,7 +156,7 @@ def test_every_change_once_in_order_across_seeded_sigkills(
     worker = start()
     # From the slot's creation on, every committed change must reach the topic.
     wait_until(lambda: slot_exists(postgres_url), 30, "the replication slot")
-    writer = Writer(postgres_url, live, per_s=100)
+    writer = Writer(postgres_url, live, per_s=60)
     writer.start()
 
     def stream_reaches(n_transactions: int, timeout_s: float = 60) -> None:
@@ -191,6 +214,19 @@ def test_every_change_once_in_order_across_seeded_sigkills(
     # The partial snapshot and the whole one: two slots' LSNs among the reads.
     assert len({e["source"]["lsn"] for e in seen if e["op"] == "r"}) == 2
     assert len(writer.committed) > 1_000
+
+    # The lake: every whole object's worth of the topic, each event once, in order.
+    objects = len(seen) // LAKE_FLUSH
+    wait_until(lambda: len(s3_bucket.keys()) >= objects, 60, f"{objects} objects in S3")
+    lake = _lake(s3_bucket)
+    assert [_identity(e) for e in lake] == identities[: objects * LAKE_FLUSH]
+
+
+def _lake(bucket: Bucket) -> list[dict[str, Any]]:
+    """The change events in the bucket's objects, in offset order (names end
+    `+<partition>+<start offset>.json`)."""
+    keys = sorted(bucket.keys(), key=lambda k: int(k.rsplit("+", 1)[1].split(".")[0]))
+    return [json.loads(line)["payload"] for k in keys for line in bucket.get(k).splitlines()]
 
 
 def _repeats(identities: list[tuple[int, int | None, str]]) -> list[Any]:
