@@ -294,7 +294,9 @@ def test_during_a_broker_outage_reads_answer_the_last_known_state_and_changes_50
         assert "unrecoverable" not in worker.stderr, worker.stderr
         rc, took = _timed(worker.stop)
         assert rc == 0, worker.stderr
-        assert took < 15, (took, worker.stderr)
+        # 1.6 s here (11-13 s before closing the log stopped waiting for a read in
+        # flight and for records no append waits for).
+        assert took < 8, (took, worker.stderr)
         assert "file-source-0: stopping with the offsets of 1 source partition" in worker.stderr
     finally:
         kafka_broker.start()
