@@ -302,14 +302,16 @@ def test_a_transaction_killed_anywhere_is_all_or_nothing(
 
 
 _KILLED_AT = """
-    import os, signal, sys
+    import os, signal, sys, threading
     from log import FileLog, txn_journal
     from log.partition import Partition
 
     point, at = sys.argv[2], int(sys.argv[3])
     now = {"txn": 0}
+    dying = threading.Lock()
 
     def die(committed):
+        dying.acquire()  # markers are written side by side: one thread reports
         print("kill", committed, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -331,9 +333,12 @@ _KILLED_AT = """
         return end
 
     def write_atomic(path, data):
-        if point == "compacting" and now["txn"] >= at:
+        if point.startswith("compacting") and now["txn"] >= at and (
+            point == "compacting" or b'"PrepareCommit"' in data
+        ):
             path.with_name(path.name + ".tmp").write_bytes(data)  # then no rename
-            die(now["txn"] + (b'"Ongoing"' not in data))
+            # Not renamed: the journal lacks this record; committed if it had PREPARE.
+            die(now["txn"] + (b'"CompleteCommit"' in data))
         real_atomic(path, data)
 
     def append_transactional(self, *args, **kwargs):
@@ -364,7 +369,16 @@ _KILLED_AT = """
 
 
 @pytest.mark.parametrize(
-    "point", ["added", "appended", "prepared", "marked", "torn-complete", "compacting"]
+    "point",
+    [
+        "added",
+        "appended",
+        "prepared",
+        "marked",
+        "torn-complete",
+        "compacting",
+        "compacting-prepare",
+    ],
 )
 def test_a_transaction_killed_at_each_step_is_all_or_nothing(
     make_log,
