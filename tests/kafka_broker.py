@@ -33,7 +33,7 @@ from confluent_kafka.admin import AdminClient
 from log.kafka import KafkaLog
 from tests.kafka import kafka_logs
 
-__all__ = ["KafkaBroker", "free_port", "kafka_broker", "make_broker_log"]
+__all__ = ["KafkaBroker", "free_port", "kafka_broker", "make_broker_log", "session_broker"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "kafka"
@@ -119,14 +119,22 @@ class KafkaBroker:
             time.sleep(0.1)
 
 
-@pytest.fixture(scope="session")
-def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
-    broker = KafkaBroker(tmp_path_factory.mktemp("kafka-broker") / "broker")
+def session_broker(
+    tmp_path_factory: pytest.TempPathFactory, name: str
+) -> Iterator[KafkaBroker]:
+    """A broker in a temporary directory named `name`, started and, at the end, stopped
+    (the body of every session fixture that wants a broker of its own)."""
+    broker = KafkaBroker(tmp_path_factory.mktemp(name) / "broker")
     broker.start()
     try:
         yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    yield from session_broker(tmp_path_factory, "kafka-broker")
 
 
 @pytest.fixture

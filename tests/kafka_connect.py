@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.kafka_broker import KafkaBroker, free_port
+from tests.kafka_broker import KafkaBroker, free_port, session_broker
 
 __all__ = ["KafkaConnect", "kafka_connect", "peer_kafka_broker"]
 
@@ -87,12 +87,7 @@ class KafkaConnect:
 @pytest.fixture(scope="session")
 def peer_kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
     """The Kafka Connect peer's own broker (see the module docstring)."""
-    broker = KafkaBroker(tmp_path_factory.mktemp("peer-kafka-broker") / "broker")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
+    yield from session_broker(tmp_path_factory, "peer-kafka-broker")
 
 
 @pytest.fixture(scope="session")
