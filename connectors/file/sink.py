@@ -11,11 +11,13 @@ goes to the OS in one write, so lines show up as soon as they are consumed (Kafk
 sink writes through an unbuffered stream too). `flush()` (called
 before every offset commit) flushes and fsyncs the file, so a committed offset never
 points past lines a crash could lose; after a crash the lines since the last commit
-are written again (at-least-once, as in Kafka).
+are written again (at-least-once, as in Kafka), after a newline that ends a line the
+crash cut short (Kafka's sink glues the next record to it).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -33,6 +35,8 @@ from connect.api import (
 )
 
 __all__ = ["FileStreamSinkConnector", "FileStreamSinkTask"]
+
+_log = logging.getLogger(__name__)
 
 CONFIG = ConfigDef().define(
     "file",
@@ -85,6 +89,28 @@ class FileStreamSinkTask(SinkTask):
             open(self.filename, "ab", buffering=0)  # noqa: SIM115
             if self.filename
             else sys.stdout.buffer
+        )
+        if self.filename:
+            self._end_a_torn_line()
+
+    def _end_a_torn_line(self) -> None:
+        """A file that does not end with a newline ends in a write a crash cut short (a
+        SIGKILL can stop a write at a page boundary); those records are delivered again
+        after it, since their offsets were not committed. Without a newline the first of
+        them would be glued to the fragment, making one line of two; so the fragment is
+        ended, and said (it is not cut: the file may be someone's, not only ours)."""
+        size = os.fstat(self._out.fileno()).st_size
+        if size == 0:
+            return
+        with open(self.filename, "rb") as f:  # type: ignore[arg-type]
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+        self._out.write(b"\n")
+        _log.warning(
+            "%s ended in a partial line (a write cut short by a crash?): ended it with a "
+            "newline; the records after the last commit are written again below it",
+            self.filename,
         )
 
     def put(self, records: Sequence[SinkRecord]) -> None:
