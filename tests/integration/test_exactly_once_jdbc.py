@@ -55,7 +55,8 @@ def test_every_row_once_across_seeded_sigkills(
         try:
             wait_until(lambda t=target: committed.count_at_least(t), 60, f"{target} rows")
         except AssertionError as exc:
-            raise AssertionError(f"{exc}; {worker.status('jdbc')}\n{worker.stderr[-5000:]}") from None
+            status = worker.status("jdbc")
+            raise AssertionError(f"{exc}; {status}\n{worker.stderr[-5000:]}") from None
         time.sleep(rng.uniform(0, 0.3))
         worker.kill()
         _insert(postgres_url, total + 1, 1_000)  # more rows while it is down
