@@ -61,6 +61,7 @@ bench: $(STAMP) bytecode postgres chromium jvm
 	$(BIN)/python bench/ops_bench.py
 	$(BIN)/python bench/cluster_bench.py
 	$(BIN)/python bench/peers_bench.py
+	$(BIN)/python bench/eos_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info test-artifacts
