@@ -290,10 +290,10 @@ class GroupOffsets:
             if member in members:
                 members.remove(member)
 
-    def _client(self, group: str) -> confluent_kafka.Consumer:
+    def _client(self, group: str, *, memberless: bool = False) -> confluent_kafka.Consumer:
         with self._lock:
             members = self._members.get(group)
-            if members:
+            if members and not memberless:
                 return members[0].consumer
             client = self._clients.get(group)
             if client is None:
@@ -374,8 +374,17 @@ class GroupOffsets:
         if not partitions:
             return {}
         asked = [confluent_kafka.TopicPartition(tp.topic, tp.partition) for tp in partitions]
+        member = self._member(group)
+        client = member.consumer if member is not None else self._client(group)
         try:
-            answer = self._client(group).committed(asked, timeout=self._config.timeout_s)
+            try:
+                answer = client.committed(asked, timeout=self._config.timeout_s)
+            except RuntimeError:
+                # That member's consumer closed as it left the group (another task of the
+                # process stopping meanwhile): ask through the group's member-less client.
+                answer = self._client(group, memberless=True).committed(
+                    asked, timeout=self._config.timeout_s
+                )
         except confluent_kafka.KafkaException as exc:
             raise operation_error(f"fetch offsets of group {group}", exc) from None
         out = {}
