@@ -55,11 +55,15 @@ def topics(herder: HerderDep) -> JSONResponse:
     log = getattr(herder, "log", None)
     if log is None:
         raise BadRequestError("This worker's herder exposes no log")
-    usage = {t.name: t for t in log_usage(log)}
     internal = _internal_names(herder)
+    names = log.list_topics(include_internal=True)
+    offsets = {name: _partitions(log, name) for name in names}
+    # The listing after the offsets: a topic created meanwhile shows its files, never
+    # records counted from offsets with no segment on disk yet.
+    usage = {t.name: t for t in log_usage(log)}
     out = []
-    for name in log.list_topics(include_internal=True):
-        partitions = _partitions(log, name)
+    for name in names:
+        partitions = offsets[name]
         used = usage.get(name)
         out.append(
             {
