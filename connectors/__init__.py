@@ -18,6 +18,7 @@ _POSTGRES_CDC = "connectors.postgres.source:PostgresCdcSourceConnector"
 _SPARK_PARQUET = "connectors.spark.sink:SparkParquetSinkConnector"
 _S3_SINK = "connectors.s3.sink:S3SinkConnector"
 _S3_SOURCE = "connectors.s3.source:S3SourceConnector"
+_DELTA_SINK = "connectors.delta.sink:DeltaSinkConnector"
 
 _PATHS: dict[str, str] = {
     "FileStreamSource": _FILE_SOURCE,
@@ -60,6 +61,8 @@ _PATHS: dict[str, str] = {
     "S3Source": _S3_SOURCE,
     "S3SourceConnector": _S3_SOURCE,
     "io.confluent.connect.s3.source.S3SourceConnector": _S3_SOURCE,
+    "DeltaSink": _DELTA_SINK,
+    "DeltaSinkConnector": _DELTA_SINK,
 }
 
 
