@@ -163,8 +163,7 @@ def last_per_key(data: pa.Table, keys: tuple[str, ...]) -> pa.Table:
     index = "__tributary_row"
     with_index = data.select(list(keys)).append_column(index, pa.array(np.arange(n)))
     last = with_index.group_by(list(keys), use_threads=False).aggregate([(index, "max")])
-    rows = last.column(f"{index}_max").to_numpy()
+    rows = np.sort(last.column(f"{index}_max").to_numpy())
     if len(rows) == n:
         return data
-    rows.sort()
     return data.take(pa.array(rows))
