@@ -18,6 +18,7 @@ _POSTGRES_CDC = "connectors.postgres.source:PostgresCdcSourceConnector"
 _SPARK_PARQUET = "connectors.spark.sink:SparkParquetSinkConnector"
 _S3_SINK = "connectors.s3.sink:S3SinkConnector"
 _S3_SOURCE = "connectors.s3.source:S3SourceConnector"
+_ICEBERG_SINK = "connectors.iceberg.sink:IcebergSinkConnector"
 _DELTA_SINK = "connectors.delta.sink:DeltaSinkConnector"
 
 _PATHS: dict[str, str] = {
@@ -61,6 +62,10 @@ _PATHS: dict[str, str] = {
     "S3Source": _S3_SOURCE,
     "S3SourceConnector": _S3_SOURCE,
     "io.confluent.connect.s3.source.S3SourceConnector": _S3_SOURCE,
+    "IcebergSink": _ICEBERG_SINK,
+    "IcebergSinkConnector": _ICEBERG_SINK,
+    "org.apache.iceberg.connect.IcebergSinkConnector": _ICEBERG_SINK,
+    "io.tabular.iceberg.connect.IcebergSinkConnector": _ICEBERG_SINK,
     "DeltaSink": _DELTA_SINK,
     "DeltaSinkConnector": _DELTA_SINK,
 }

@@ -1,0 +1,196 @@
+"""One table's buffer and its commits.
+
+A commit, numbered as in `TableWriter.commit`:
+1. The buffered Arrow batches become one Arrow table; in upsert mode, its net
+   changes per key (cdc.py).
+2. The table is loaded fresh (created first when missing and auto-create is on), its
+   schema evolved when the records bring new or wider columns and evolution is on.
+3. The rows are aligned with the table's own Arrow schema (tables.py).
+4. One catalog commit, whose snapshot summary carries the connector's offsets
+   (offsets.py): an append; or, in upsert mode, an overwrite that rewrites the data
+   files holding a changed key without those rows and adds the new rows.
+5. A commit another writer beat (CommitFailedException: several tasks write one
+   table) is tried again on the refreshed table: pyiceberg retries a few times
+   itself, then we retry the whole step with a growing pause, so no task's files
+   are lost and no task fails because others were busy.
+
+Why upsert mode rewrites files itself instead of calling pyiceberg's `upsert` or
+`overwrite(filter=In(...))`: those bind a Python literal per key, ~100 µs each (a
+200,000-key commit took 22 s); here the files a commit touches are found by the keys'
+min/max, and the rows to drop by an Arrow anti-join on the key columns.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from connect.api import DataError, TopicPartition
+from connectors.iceberg.cdc import changes
+from connectors.iceberg.config import IcebergSettings
+from connectors.iceberg.offsets import offsets_property
+from connectors.iceberg.tables import align, create_table, evolve, load_table, table_arrow_schema
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.table import Table
+
+__all__ = ["TableWriter"]
+
+_log = logging.getLogger("connectors.iceberg")
+_COMMIT_ATTEMPTS = 12
+_INDEX = "__tributary_row"
+
+
+class TableWriter:
+    """Buffers the rows bound for one table and commits them (module docstring)."""
+
+    def __init__(self, name: str, catalog: Catalog, settings: IcebergSettings) -> None:
+        self.name = name
+        self.catalog = catalog
+        self.settings = settings
+        self.batches: list[pa.Table] = []
+        self.rows = 0
+        #: Offsets this table's snapshots say it holds (next offset per partition).
+        self.committed: dict[TopicPartition, int] = {}
+
+    @property
+    def exists(self) -> bool:
+        return load_table(self.catalog, self.name) is not None
+
+    def add(self, data: pa.Table) -> None:
+        if data.num_rows:
+            self.batches.append(data)
+            self.rows += data.num_rows
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
+        """Commit the buffer with `offsets`; False when there was nothing to commit."""
+        if not self.batches:
+            return False
+        # Step 1
+        data = pa.concat_tables(self.batches, promote_options="permissive")
+        keys = None
+        if self.settings.upsert:
+            net = changes(data, self._id_columns(data), self.settings.cdc_field)
+            data, keys = net.rows, net.keys
+        props = offsets_property(self.settings.connector, offsets)
+        pause = 0.05
+        for attempt in range(_COMMIT_ATTEMPTS):
+            from pyiceberg.exceptions import CommitFailedException
+
+            try:
+                # Step 2
+                table = self._table(data.schema)
+                # Step 3
+                aligned = align(self.name, table_arrow_schema(table), data)
+                # Step 4
+                if keys is None:
+                    table.append(aligned, snapshot_properties=props)
+                else:
+                    _rewrite(table, aligned, keys, props)
+                break
+            except CommitFailedException as exc:
+                # Step 5
+                if attempt == _COMMIT_ATTEMPTS - 1:
+                    raise
+                _log.info("%s: commit lost to another writer (%s), trying again", self.name, exc)
+                time.sleep(pause)
+                pause = min(pause * 2, 2.0)
+        self.batches, self.rows = [], 0
+        self.committed.update(offsets)
+        return True
+
+    def _id_columns(self, data: pa.Table) -> list[str]:
+        table = load_table(self.catalog, self.name)
+        if table is not None and table.schema().identifier_field_names():
+            return sorted(table.schema().identifier_field_names())
+        if self.settings.id_columns:
+            return list(self.settings.id_columns)
+        raise DataError(f"{self.name}: upsert mode needs identifier columns: the table has "
+                        "none and iceberg.tables.default-id-columns names none")
+
+    def _table(self, schema: pa.Schema) -> Table:
+        table = load_table(self.catalog, self.name)
+        if table is None:
+            if not self.settings.auto_create:
+                raise DataError(f"table {self.name} does not exist and "
+                                "iceberg.tables.auto-create-enabled is false")
+            table = create_table(self.catalog, self.name, schema, self.settings)
+        if self.settings.evolve and evolve(table, schema):
+            table = self.catalog.load_table(self.name)
+        return table
+
+
+def _key_range(keys: pa.Table) -> object:
+    """A filter that keeps the data files that may hold one of `keys`: the first key
+    column between its min and max (files outside are left alone)."""
+    import pyarrow.compute as pc
+    from pyiceberg.expressions import AlwaysTrue, And, GreaterThanOrEqual, LessThanOrEqual
+
+    column = keys.column(0)
+    if not (pa.types.is_integer(column.type) or pa.types.is_string(column.type)):
+        return AlwaysTrue()
+    bounds = pc.min_max(column)
+    name = keys.column_names[0]
+    return And(GreaterThanOrEqual(name, bounds["min"].as_py()),
+               LessThanOrEqual(name, bounds["max"].as_py()))
+
+
+def _rewrite(table: Table, rows: pa.Table, keys: pa.Table, props: dict[str, str]) -> None:
+    """Step 4 of upsert mode: one overwrite snapshot that replaces each data file
+    holding a changed key by its other rows, and adds `rows`."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files
+
+    target = table_arrow_schema(table)
+    keys = pa.table({name: keys.column(name).cast(target.field(name).type)
+                     for name in keys.column_names})
+    commit_uuid = uuid.uuid4()
+    counter = itertools.count(0)
+    metadata = table.metadata
+    replaced = []
+    for task in table.scan(row_filter=_key_range(keys)).plan_files():
+        old = ArrowScan(table_metadata=metadata, io=table.io, projected_schema=metadata.schema(),
+                        row_filter=AlwaysTrue()).to_table(tasks=[task])
+        kept = _without_keys(old, keys)
+        if kept.num_rows == old.num_rows:
+            continue
+        files = [] if not kept.num_rows else list(_dataframe_to_data_files(
+            table_metadata=metadata, df=kept, io=table.io, write_uuid=commit_uuid,
+            counter=counter))
+        replaced.append((task.file, files))
+    added = []
+    if rows.num_rows:
+        added = list(_dataframe_to_data_files(table_metadata=metadata, df=rows, io=table.io,
+                                              write_uuid=commit_uuid, counter=counter))
+    if not replaced and not added:
+        return
+    tx = table.transaction()
+    with tx.update_snapshot(snapshot_properties=props).overwrite() as snapshot:
+        snapshot.commit_uuid = commit_uuid
+        for old_file, new_files in replaced:
+            snapshot.delete_data_file(old_file)
+            for f in new_files:
+                snapshot.append_data_file(f)
+        for f in added:
+            snapshot.append_data_file(f)
+    tx.commit_transaction()
+
+
+def _without_keys(data: pa.Table, keys: pa.Table) -> pa.Table:
+    """`data` less the rows whose key is in `keys`, in their order (an anti-join on
+    the key columns and a row number, so other columns of any type go untouched)."""
+    import pyarrow.compute as pc
+
+    names = keys.column_names
+    probe = pa.table({**{n: data.column(n) for n in names},
+                      _INDEX: pa.array(range(data.num_rows), pa.int64())})
+    left = probe.join(keys, keys=names, join_type="left anti", use_threads=False)
+    index = left.column(_INDEX)
+    return data.take(index.take(pc.sort_indices(index)))
