@@ -15,6 +15,7 @@ _MOCK_SINK = "connectors.mock.sink:MockSinkConnector"
 _JDBC_SOURCE = "connectors.jdbc.source:JdbcSourceConnector"
 _JDBC_SINK = "connectors.jdbc.sink:JdbcSinkConnector"
 _POSTGRES_CDC = "connectors.postgres.source:PostgresCdcSourceConnector"
+_MYSQL_CDC = "connectors.mysql.source:MySqlCdcSourceConnector"
 _SPARK_PARQUET = "connectors.spark.sink:SparkParquetSinkConnector"
 _S3_SINK = "connectors.s3.sink:S3SinkConnector"
 _S3_SOURCE = "connectors.s3.source:S3SourceConnector"
@@ -50,6 +51,11 @@ _PATHS: dict[str, str] = {
     "PostgresCdcSource": _POSTGRES_CDC,
     "PostgresConnector": _POSTGRES_CDC,
     "io.debezium.connector.postgresql.PostgresConnector": _POSTGRES_CDC,
+    "MySqlCdcSource": _MYSQL_CDC,
+    "MySqlConnector": _MYSQL_CDC,
+    "MariaDbConnector": _MYSQL_CDC,
+    "io.debezium.connector.mysql.MySqlConnector": _MYSQL_CDC,
+    "io.debezium.connector.mariadb.MariaDbConnector": _MYSQL_CDC,
     "SparkParquetSink": _SPARK_PARQUET,
     "SparkParquetSinkConnector": _SPARK_PARQUET,
     "HdfsSinkConnector": _SPARK_PARQUET,

@@ -22,7 +22,8 @@ to, which we do not want: a test server has no business owning root's files):
    takes it first), its socket, pid file and error log in the temporary directory.
    utf8mb4 with Debian's default collation, the session time zone UTC, and durability
    traded for speed (small redo log, no doublewrite, no flush at commit, no
-   performance schema): the server is thrown away at the end.
+   performance schema): the server is thrown away at the end. The binlog is on
+   (row-based, full images and metadata: `_BINLOG`) for the CDC source's tests.
 """
 
 from __future__ import annotations
@@ -60,11 +61,24 @@ _SETTINGS = [
     "--innodb-log-file-size=16M",
     "--innodb-flush-log-at-trx-commit=0",
     "--innodb-doublewrite=0",
-    "--skip-log-bin",
     # A statement stuck behind another session's lock fails in bounded time (the
     # default waits a year).
     "--lock-wait-timeout=30",
     "--innodb-lock-wait-timeout=30",
+]
+# The server's binlog, as MySqlCdcSource (and Debezium's MySQL/MariaDB connectors) need
+# it: row-based, whole row images, and the table map events' full metadata (column
+# names, signedness, ENUM/SET values, primary key), so each row event carries the
+# shape of its table at that point of the log. GTIDs are always on in MariaDB
+# (domain-server-sequence); server-id 1 names this server in them. Only for the
+# server itself, not mariadb-install-db's bootstrap.
+_BINLOG = [
+    "--server-id=1",
+    "--log-bin=mysql-bin",
+    "--binlog-format=ROW",
+    "--binlog-row-image=FULL",
+    "--binlog-row-metadata=FULL",
+    "--binlog-checksum=CRC32",
 ]
 
 
@@ -147,6 +161,7 @@ class MysqlServer:
             "--bind-address=127.0.0.1",
             f"--port={self.port}",
             *_SETTINGS,
+            *_BINLOG,
         ]
         return subprocess.Popen(
             self._as_user(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -139,13 +139,16 @@ HEARTBEAT_VALUE_SCHEMA = Schema.struct(
 )
 
 
-def envelope_schema(topic: str, value_schema: Schema) -> Schema:
-    """The envelope of one table's events (`topic` is `<prefix>.<schema>.<table>`)."""
+def envelope_schema(
+    topic: str, value_schema: Schema, source_schema: Schema = SOURCE_SCHEMA
+) -> Schema:
+    """The envelope of one table's events (`topic` is `<prefix>.<schema>.<table>`);
+    `source_schema` is another connector's `source` block (the MySQL source's)."""
     return Schema.struct(
         [
             ("before", value_schema),
             ("after", value_schema),
-            ("source", SOURCE_SCHEMA),
+            ("source", source_schema),
             ("transaction", TRANSACTION_SCHEMA),
             ("op", STRING_SCHEMA),
             ("ts_ms", OPTIONAL_INT64_SCHEMA),

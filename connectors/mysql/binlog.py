@@ -1,0 +1,521 @@
+"""Streaming: the binlog read by python-mysql-replication in a reader thread, each event
+turned into Debezium's change events there, handed to the task's poll through a
+bounded queue.
+
+Why a thread: the library's reads block until the server sends something, and a poll
+must return within `poll.interval.ms` (and a stop must end it). The server sends a
+heartbeat every second while idle, so the thread sees its stop flag at least that often.
+
+How a transaction becomes records (numbered as `_handle` does it):
+
+1. A GTID event (MariaDB's, MySQL's) or a `BEGIN` query opens a transaction: its
+   start position (file, pos) and GTID are kept; its rows events are counted.
+2. A table map event gives the table's shape at this point of the log
+   (`connectors.mysql.tables.from_table_map`): rows are decoded with it, never with the
+   current catalog.
+3. A rows event of a captured table gives c / u / d events (`skipped.operations`
+   dropped), a tombstone after each delete, a primary-key change as delete +
+   tombstone + create. Each record's offset is the transaction's start, the number of
+   rows events before this one (`event`) and of rows of this one emitted (`row`).
+4. The commit (XID, or `COMMIT` for non-transactional tables) gives the transaction's
+   last record the position after it (and the GTID set with it), so an offset never
+   claims a transaction done before all of it was emitted; a restart reading from an
+   offset inside a transaction skips the `event` rows events and `row` rows already
+   emitted, so nothing is repeated and nothing lost.
+5. A DDL statement (a query that is not BEGIN / COMMIT) is its own transaction: a
+   schema change event on `<topic.prefix>` (`include.schema.changes`) and, when
+   `schema.history.internal.kafka.topic` is set, a record of it there; `TRUNCATE`
+   gives a `t` event unless skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from connect.api import ConnectError, Schema, SourceRecord, Struct
+from connectors.mysql.envelope import (
+    SCHEMA_CHANGE_KEY,
+    schema_change_value,
+    schema_change_value_schema,
+)
+from connectors.mysql.tables import Table, from_table_map
+
+__all__ = ["BinlogReader"]
+
+_log = logging.getLogger(__name__)
+_TRUNCATE = re.compile(r"^\s*TRUNCATE\s+(?:TABLE\s+)?`?(?:(\w+)`?\.`?)?(\w+)`?", re.IGNORECASE)
+_DONE = object()
+
+
+def _events() -> tuple[Any, ...]:
+    from pymysqlreplication import event as ev
+    from pymysqlreplication import row_event as rows
+
+    return (
+        ev.RotateEvent,
+        ev.MariadbGtidEvent,
+        ev.GtidEvent,
+        ev.QueryEvent,
+        ev.XidEvent,
+        rows.TableMapEvent,
+        rows.WriteRowsEvent,
+        rows.UpdateRowsEvent,
+        rows.DeleteRowsEvent,
+    )
+
+
+class BinlogReader:
+    """The stream from `start` ({file, pos, gtids, event, row}); `poll` hands out
+    records (see the module docstring). `captured(db, table)` selects tables;
+    `build(table)` gives a table its event schemas; `source(**fields)` makes a
+    `source` block."""
+
+    def __init__(
+        self,
+        *,
+        params: dict[str, Any],
+        server_id: int,
+        start: dict[str, Any],
+        mariadb: bool,
+        prefix: str,
+        partition: dict[str, Any],
+        captured: Callable[[str, str], bool],
+        build: Callable[[Table], Table],
+        source: Callable[..., Struct],
+        source_schema: Schema,
+        skipped: set[str],
+        tombstones: bool,
+        schema_changes: bool,
+        history_topic: str | None,
+    ) -> None:
+        self._params = params
+        self._server_id = server_id
+        self._mariadb = mariadb
+        self._prefix = prefix
+        self._partition = partition
+        self._captured = captured
+        self._build = build
+        self._source = source
+        self._skipped = skipped
+        self._tombstones = tombstones
+        self._schema_changes = schema_changes
+        self._history_topic = history_topic
+        self._change_schema = schema_change_value_schema(source_schema)
+        self._queue: queue.Queue = queue.Queue(maxsize=64)
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._tables: dict[int, Table | None] = {}
+        self._shapes: dict[tuple[Any, ...], Table] = {}
+        self.file: str = start["file"]
+        self._gtids: dict[str, str] = _parse_gtids(start.get("gtids"))
+        # where the stream starts, and what of its first transaction was emitted
+        self._resume: tuple[int, int] | None = (
+            (int(start.get("event") or 0), int(start.get("row") or 0)) if "event" in start else None
+        )
+        self._start_pos = int(start["pos"])
+        #: the offset after the last transaction handed over (heartbeats carry it)
+        self.committed: dict[str, Any] = _offset(self.file, self._start_pos, start.get("gtids"))
+        self._tx: dict[str, Any] | None = None
+        self._held: SourceRecord | None = None
+        self._stream: Any = None
+        self._thread = threading.Thread(target=self._run, name="mysql-binlog", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------ reader thread
+
+    def _run(self) -> None:
+        from pymysqlreplication import BinLogStreamReader
+
+        try:
+            # MariaDB: from the GTID position (the library positions MariaDB by GTIDs
+            # only; every transaction has one); MySQL: from the file and position.
+            where: dict[str, Any] = (
+                {"auto_position": _format_gtids(self._gtids) or ""}
+                if self._mariadb
+                else {"resume_stream": True, "log_file": self.file, "log_pos": self._start_pos}
+            )
+            self._stream = BinLogStreamReader(
+                connection_settings=dict(self._params),
+                server_id=self._server_id,
+                **where,
+                blocking=True,
+                only_events=list(_events()),
+                is_mariadb=self._mariadb,
+                pymysql_wrapper=_pymysql_connect,
+                slave_heartbeat=1,
+                enable_logging=False,
+            )
+            for event in self._stream:
+                if self._stop.is_set():
+                    break
+                self._handle(event)
+        except BaseException as exc:  # handed to the task's thread
+            if not self._stop.is_set():
+                self._error = exc
+        finally:
+            self._put(_DONE)
+
+    def _put(self, item: Any) -> None:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+
+    def _emit(self, records: list[SourceRecord]) -> None:
+        """Queue records, the newest held back for its transaction's commit."""
+        if not records:
+            return
+        if self._held is not None:
+            records.insert(0, self._held)
+        self._held = records.pop()
+        if records:
+            self._put(records)
+
+    def _handle(self, event: Any) -> None:
+        name = type(event).__name__
+        packet = event.packet
+        if name == "RotateEvent":
+            self.file = event.next_binlog
+            return
+        if name in ("MariadbGtidEvent", "GtidEvent"):  # Step 1
+            self._begin(packet.log_pos - packet.event_size, event.gtid)
+            return
+        if name == "QueryEvent":
+            query = event.query if isinstance(event.query, str) else event.query.decode()
+            word = query.strip().upper()
+            if word == "BEGIN":
+                if self._tx is None:
+                    self._begin(packet.log_pos - packet.event_size, None)
+            elif word == "COMMIT":
+                self._commit(event, packet.log_pos)
+            elif word != "ROLLBACK":
+                self._ddl(event, query, packet.log_pos)  # Step 5
+            return
+        if name == "XidEvent":  # Step 4
+            self._commit(event, packet.log_pos)
+            return
+        if name == "TableMapEvent":  # Step 2
+            self._table_map(event)
+            return
+        self._rows(name, event, packet.log_pos - packet.event_size)  # Step 3
+
+    def _begin(self, pos: int, gtid: str | None) -> None:
+        self._tx = {
+            "file": self.file,
+            "pos": pos,
+            "gtid": gtid,
+            "events": 0,
+            "gtids": _format_gtids(self._gtids),
+        }
+        if pos != self._start_pos:
+            self._resume = None
+        self._start_pos = -1
+
+    def _table_map(self, event: Any) -> None:
+        if not self._captured(event.schema, event.table):
+            self._tables[event.table_id] = None
+            return
+        table = from_table_map(event)
+        shape = (table.db, table.name, table.shape())
+        known = self._shapes.get(shape)
+        if known is None:
+            known = self._shapes[shape] = self._build(table)
+        self._tables[event.table_id] = known
+
+    def _rows(self, name: str, event: Any, pos: int) -> None:
+        tx = self._tx
+        if tx is None:  # a rows event outside a transaction: its own
+            self._begin(pos, None)
+            tx = self._tx
+            assert tx is not None
+        index = tx["events"]
+        tx["events"] += 1
+        table = self._tables.get(event.table_id)
+        if table is None:
+            return
+        skip = 0
+        if self._resume is not None:
+            if index < self._resume[0]:
+                return  # emitted before the restart
+            if index == self._resume[0]:
+                skip = self._resume[1]
+        op = {"WriteRowsEvent": "c", "UpdateRowsEvent": "u", "DeleteRowsEvent": "d"}[name]
+        if op in self._skipped:
+            return
+        ts_ms = event.timestamp * 1000
+        convs = table.stream_converters
+        names = table.names
+        out: list[SourceRecord] = []
+        for r, row in enumerate(event.rows):
+            if r < skip:
+                continue
+            offset = {
+                "file": tx["file"],
+                "pos": tx["pos"],
+                **({"gtids": tx["gtids"]} if tx["gtids"] else {}),
+                "event": index,
+                "row": r + 1,
+                "server_id": event.packet.server_id,
+                "ts_sec": event.timestamp,
+            }
+            source = self._source(
+                ts_ms=ts_ms,
+                snapshot="false",
+                db=table.db,
+                table=table.name,
+                gtid=tx["gtid"],
+                file=self.file,
+                pos=pos,
+                row=r,
+                server_id=event.packet.server_id,
+            )
+            if op == "u":
+                before = _convert(row["before_values"], names, convs)
+                after = _convert(row["after_values"], names, convs)
+            elif op == "c":
+                before, after = None, _convert(row["values"], names, convs)
+            else:
+                before, after = _convert(row["values"], names, convs), None
+            self._change(table, op, before, after, source, offset, out)
+        self._emit(out)
+
+    def _change(
+        self,
+        table: Table,
+        op: str,
+        before: list[Any] | None,
+        after: list[Any] | None,
+        source: Struct,
+        offset: dict[str, Any],
+        out: list[SourceRecord],
+    ) -> None:
+        env = table.envelope
+        now_ns = time.time_ns()
+        stamps = [now_ns // 1_000_000, now_ns // 1000, now_ns]
+        part = self._partition
+        if op == "u" and table.key_schema is not None:
+            old_key, new_key = table.key_of(before), table.key_of(after)  # type: ignore[arg-type]
+            if old_key != new_key:  # a primary-key change: delete + tombstone + create
+                value = Struct.trusted(
+                    env,
+                    [table.value_of(before), None, source, None, "d", *stamps],  # type: ignore[arg-type]
+                )
+                out.append(
+                    SourceRecord.of(
+                        table.topic, table.key_schema, old_key, env, value, part, offset
+                    )
+                )
+                if self._tombstones:
+                    out.append(
+                        SourceRecord.of(
+                            table.topic, table.key_schema, old_key, None, None, part, offset
+                        )
+                    )
+                value = Struct.trusted(
+                    env, [None, table.value_of(after), source, None, "c", *stamps]
+                )  # type: ignore[arg-type]
+                out.append(
+                    SourceRecord.of(
+                        table.topic, table.key_schema, new_key, env, value, part, offset
+                    )
+                )
+                return
+        row = after if after is not None else before
+        key = table.key_of(row)  # type: ignore[arg-type]
+        value = Struct.trusted(
+            env,
+            [
+                None if before is None else table.value_of(before),
+                None if after is None else table.value_of(after),
+                source,
+                None,
+                op,
+                *stamps,
+            ],
+        )
+        out.append(SourceRecord.of(table.topic, table.key_schema, key, env, value, part, offset))
+        if op == "d" and self._tombstones:
+            out.append(
+                SourceRecord.of(table.topic, table.key_schema, key, None, None, part, offset)
+            )
+
+    def _commit(self, event: Any, end: int) -> None:
+        tx = self._tx
+        self._tx = None
+        self._resume = None
+        if tx is not None and tx["gtid"]:
+            domain = tx["gtid"].split("-", 1)[0] if self._mariadb else tx["gtid"]
+            self._gtids[domain] = tx["gtid"]
+        offset = _offset(self.file, end, _format_gtids(self._gtids))
+        offset["server_id"] = event.packet.server_id
+        offset["ts_sec"] = event.timestamp
+        held, self._held = self._held, None
+        if held is not None:
+            held.source_offset = offset
+            self._put([held])
+        self.committed = offset
+
+    def _ddl(self, event: Any, query: str, end: int) -> None:
+        db = event.schema.decode() if isinstance(event.schema, bytes) else event.schema
+        tx = self._tx or {"gtid": None, "pos": end - event.packet.event_size}
+        out: list[SourceRecord] = []
+        offset = _offset(self.file, end, None)
+        truncate = _TRUNCATE.match(query)
+        source = self._source(
+            ts_ms=event.timestamp * 1000,
+            snapshot="false",
+            db=db or "",
+            table=None,
+            gtid=tx["gtid"],
+            file=self.file,
+            pos=tx["pos"],
+            row=0,
+            server_id=event.packet.server_id,
+        )
+        if truncate and "t" not in self._skipped:
+            tdb, tname = truncate.group(1) or db, truncate.group(2)
+            table = next(
+                (t for t in self._shapes.values() if t.db == tdb and t.name == tname), None
+            )
+            if table is not None:
+                now_ns = time.time_ns()
+                value = Struct.trusted(
+                    table.envelope,
+                    [None, None, source, None, "t", now_ns // 1_000_000, now_ns // 1000, now_ns],
+                )
+                out.append(
+                    SourceRecord.of(
+                        table.topic, None, None, table.envelope, value, self._partition, offset
+                    )
+                )
+        if self._schema_changes and (not db or self._captured_db(db)):
+            key = Struct.trusted(SCHEMA_CHANGE_KEY, [db or ""])
+            value = schema_change_value(
+                self._change_schema, source, db or "", query, event.timestamp * 1000
+            )
+            out.append(
+                SourceRecord.of(
+                    self._prefix,
+                    SCHEMA_CHANGE_KEY,
+                    key,
+                    self._change_schema,
+                    value,
+                    self._partition,
+                    offset,
+                )
+            )
+        if self._history_topic:
+            value = {
+                "source": {"server": self._prefix},
+                "position": dict(offset),
+                "databaseName": db or "",
+                "ddl": query,
+                "tableChanges": [],
+            }
+            out.append(
+                SourceRecord.of(
+                    self._history_topic, None, None, None, value, self._partition, offset
+                )
+            )
+        if out:
+            self._emit(out)
+        self._commit(event, end)
+
+    def _captured_db(self, db: str) -> bool:
+        return any(t.db == db for t in self._shapes.values()) or self._captured(db, "")
+
+    # -------------------------------------------------------------- task side
+
+    def poll(self, limit: int, timeout_s: float) -> list[SourceRecord]:
+        """Up to about `limit` records, waiting at most `timeout_s` for the first."""
+        out: list[SourceRecord] = []
+        deadline = time.monotonic() + timeout_s
+        while len(out) < limit:
+            try:
+                item = self._queue.get(
+                    timeout=max(0.0, deadline - time.monotonic()) if not out else 0
+                )
+            except queue.Empty:
+                break
+            if item is _DONE:
+                self._queue.put(_DONE)
+                if self._error is not None:
+                    raise _stream_error(self._error)
+                raise ConnectError("the binlog stream ended")
+            out.extend(item)
+        return out
+
+    def idle(self) -> bool:
+        """Nothing queued and no transaction open (a heartbeat may carry `committed`)."""
+        return self._queue.empty() and self._tx is None and self._held is None
+
+    def close(self) -> None:
+        self._stop.set()
+        with contextlib.suppress(Exception):
+            if self._stream is not None:
+                self._stream.close()
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self._queue.get_nowait()
+        self._thread.join(timeout=5)
+
+
+def _pymysql_connect(**kwargs: Any) -> Any:
+    """PyMySQL's connect() for the library, which still names the database `db`
+    (deprecated: a DeprecationWarning on every connection)."""
+    import pymysql
+
+    if "db" in kwargs:
+        kwargs["database"] = kwargs.pop("db")
+    return pymysql.connect(**kwargs)
+
+
+def _convert(
+    values: dict[str, Any], names: list[str], convs: list[Callable[[Any], Any]]
+) -> list[Any]:
+    out = []
+    for name, conv in zip(names, convs, strict=True):
+        v = values[name]
+        out.append(None if v is None else conv(v))
+    return out
+
+
+def _offset(file: str, pos: int, gtids: str | None) -> dict[str, Any]:
+    offset: dict[str, Any] = {"file": file, "pos": pos}
+    if gtids:
+        offset["gtids"] = gtids
+    return offset
+
+
+def _parse_gtids(text: str | None) -> dict[str, str]:
+    """MariaDB's `0-1-42,1-2-7` by domain (MySQL's uuid sets kept whole)."""
+    out: dict[str, str] = {}
+    for part in (text or "").replace("\n", "").split(","):
+        part = part.strip()
+        if part:
+            out[part.split("-", 1)[0] if part.count("-") == 2 else part] = part
+    return out
+
+
+def _format_gtids(gtids: dict[str, str]) -> str | None:
+    return ",".join(gtids[k] for k in sorted(gtids)) or None
+
+
+def _stream_error(exc: BaseException) -> ConnectError:
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+    if code == 1236:  # ER_MASTER_FATAL_ERROR_READING_BINLOG: purged or unknown position
+        return ConnectError(f"cannot read the binlog from the stored position: {exc.args[-1]}")
+    if code in (1227, 1045):
+        return ConnectError(
+            f"the binlog cannot be read with this user (REPLICATION SLAVE needed): {exc.args[-1]}"
+        )
+    return ConnectError(f"the binlog stream failed: {exc!r}")

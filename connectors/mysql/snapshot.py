@@ -1,0 +1,311 @@
+"""The initial snapshot: every captured table read in one consistent transaction whose
+binlog position is known, so streaming starts exactly where the rows stop.
+
+The protocol (Debezium's, `snapshot.locking.mode` deciding the lock):
+
+1. A session with the time zone UTC (TIMESTAMP values come as UTC) and REPEATABLE READ.
+2. minimal / extended: `FLUSH TABLES WITH READ LOCK` — no transaction commits while
+   the position is read. none: no lock.
+3. `START TRANSACTION WITH CONSISTENT SNAPSHOT`: the rows read from now on are those of
+   this moment.
+4. The binlog position of that moment: under the lock `SHOW MASTER STATUS` (and the
+   GTID position, `@@gtid_binlog_pos` on MariaDB, `@@gtid_executed` on MySQL);
+   without it MariaDB's `binlog_snapshot_file` / `binlog_snapshot_position` status,
+   which the server fixes at the consistent snapshot's start (and
+   `BINLOG_GTID_POS()` of it); MySQL without a lock reads `SHOW MASTER STATUS`, which
+   is safe only when nothing writes meanwhile, as with Debezium.
+5. The captured tables' structure from `information_schema`, in the transaction.
+6. minimal: `UNLOCK TABLES` (writers go on; our transaction still sees step 3's data).
+7. Each table is read with an unbuffered `SELECT`, `snapshot.fetch.size` rows at a
+   time, each chunk one `SourceBatch` of Arrow columns (`op = r`, `source.snapshot` as
+   Debezium marks reads: first, first_in_data_collection, true,
+   last_in_data_collection, last); every read carries the step-4 position.
+8. `COMMIT` (extended: `UNLOCK TABLES` now); the last read's offset says the
+   snapshot completed, and the stream starts at the step-4 position.
+
+A snapshot cut short is done again from its start on restart (its offsets say
+`snapshot: INITIAL`, not completed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+
+from connect.api import SourceBatch, SourceRecord, Struct, Type, arrow
+from connectors.mysql.envelope import SNAPSHOT_INDEX
+from connectors.mysql.tables import Table
+from connectors.postgres.envelope import TRANSACTION_SCHEMA
+
+__all__ = ["Position", "SnapshotPhase", "open_snapshot"]
+
+Position = dict[str, Any]  # file, pos, gtids (None without GTIDs)
+
+
+def _one(cur: Any, sql: str) -> Any:
+    cur.execute(sql)
+    return cur.fetchone()
+
+
+def open_snapshot(conn: Any, *, locking: str, mariadb: bool) -> tuple[Position, bool]:
+    """Steps 1-4 on `conn`; (position, whether the global read lock is held)."""
+    cur = conn.cursor()
+    # Step 1
+    cur.execute("SET SESSION time_zone = '+00:00'")
+    cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    locked = False
+    if locking in ("minimal", "extended"):  # Step 2
+        cur.execute("FLUSH TABLES WITH READ LOCK")
+        locked = True
+    cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")  # Step 3
+    # Step 4
+    if not locked and mariadb:
+        cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+        status = dict(cur.fetchall())
+        file, pos = status["binlog_snapshot_file"], int(status["binlog_snapshot_position"])
+        gtids = _one(cur, f"SELECT BINLOG_GTID_POS('{file}', {pos})")[0]
+    else:
+        row = _one(cur, "SHOW MASTER STATUS")
+        file, pos = row[0], int(row[1])
+        gtids = _one(cur, "SELECT @@gtid_binlog_pos" if mariadb else "SELECT @@gtid_executed")[0]
+    cur.close()
+    return {"file": file, "pos": pos, "gtids": gtids or None}, locked
+
+
+class SnapshotPhase:
+    """Steps 5-8 over the tables handed in (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        conn: Any,
+        locked: bool,
+        locking: str,
+        position: Position,
+        tables: list[Table],
+        source: Callable[..., Struct],
+        partition: dict[str, Any],
+        fetch_rows: int,
+        batch_rows: int,
+    ) -> None:
+        self.conn = conn
+        self.position = position
+        if locked and locking == "minimal":  # Step 6
+            with conn.cursor() as cur:
+                cur.execute("UNLOCK TABLES")
+            locked = False
+        self._locked = locked
+        self.tables = list(tables)
+        self._source = source
+        self._partition = partition
+        self._chunk = max(1, min(fetch_rows, batch_rows))
+        self.ts_ms = int(time.time() * 1000)
+        self.offset = {
+            "file": position["file"],
+            "pos": position["pos"],
+            **({"gtids": position["gtids"]} if position["gtids"] else {}),
+            "ts_sec": self.ts_ms // 1000,
+            "snapshot": "INITIAL",
+        }
+        self.current: Table | None = None
+        self._cursor: Any = None
+        self.pending: SourceRecord | None = None
+        self._table_rows = 0
+        self._first_marked = False
+
+    def next_batch(self) -> list[Any] | None:
+        """The next reads (the newest held back until we know whether it is the last);
+        None once the snapshot is over."""
+        while True:
+            if self.current is None:
+                if not self.tables:
+                    return self._finish()
+                self.current = self.tables.pop(0)
+                self._cursor = self.conn.cursor(_ss_cursor())
+                names = ", ".join(f"`{c.name}`" for c in self.current.columns)
+                self._cursor.execute(
+                    f"SELECT {names} FROM `{self.current.db}`.`{self.current.name}`"
+                )
+            rows = self._cursor.fetchmany(self._chunk)  # Step 7
+            if not rows:
+                self._end_table()
+                continue
+            return self._emit(self.current, rows)
+
+    def _end_table(self) -> None:
+        with contextlib.suppress(Exception):
+            self._cursor.close()
+        self._cursor = None
+        self.current = None
+        pending = self.pending
+        if self._table_rows and pending is not None and _marker(pending) != "first":
+            _remark(pending, "last_in_data_collection")
+        self._table_rows = 0
+
+    def _source_of(self, table: Table) -> Struct:
+        return self._source(
+            ts_ms=self.ts_ms,
+            snapshot="true",
+            db=table.db,
+            table=table.name,
+            gtid=None,
+            file=self.position["file"],
+            pos=self.position["pos"],
+            row=0,
+        )
+
+    def _columns(self, table: Table, rows: list[tuple[Any, ...]]) -> list[list[Any]]:
+        """The rows' converted values, a column at a time."""
+        out = []
+        for conv, column in zip(table.snapshot_converters, zip(*rows, strict=True), strict=True):
+            if conv.__name__ == "_same":
+                out.append(list(column))
+            else:
+                out.append([None if v is None else conv(v) for v in column])
+        return out
+
+    def _emit(self, table: Table, rows: list[tuple[Any, ...]]) -> list[Any]:
+        columns = self._columns(table, rows)
+        items: list[Any]
+        if any(f.schema.type is Type.STRUCT for f in table.value_schema.fields):
+            items = self._records(table, columns)  # geometry: no Arrow path
+        else:
+            items = [self._batch(table, columns, len(rows))]
+        out: list[Any] = [self.pending] if self.pending is not None else []
+        if not self._table_rows:  # the table's first row: a record of its own mark
+            head = items.pop(0)
+            if isinstance(head, SourceBatch):
+                if len(head) > 1:
+                    items.insert(0, head.slice(1))
+                head = head.slice(0, 1).records()[0]
+            _remark(head, self._first_marker())
+            out.append(head)
+        self._table_rows += len(rows)
+        out.extend(items)
+        last = out.pop()
+        if isinstance(last, SourceBatch):
+            n = len(last)
+            if n > 1:
+                out.append(last.slice(0, n - 1))
+            last = last.slice(n - 1).records()[0]
+        self.pending = last
+        return out
+
+    def _batch(self, table: Table, columns: list[list[Any]], n: int) -> SourceBatch:
+        env = table.envelope
+        fields = {f.name: f for f in env.fields}
+        kept = range(len(columns)) if table.value_indexes is None else table.value_indexes
+        value_fields = table.value_schema.fields
+        arrays = [
+            pa.array(columns[i], type=arrow.arrow_type(f.schema))
+            for i, f in zip(kept, value_fields, strict=True)
+        ]
+        after = (
+            pa.StructArray.from_arrays(arrays, names=[f.name for f in value_fields])
+            if arrays
+            else pa.array([{}] * n, pa.struct([]))
+        )
+        now_ns = time.time_ns()
+        values = pa.RecordBatch.from_arrays(
+            [
+                pa.nulls(n, after.type),
+                after,
+                arrow.repeat(fields["source"].schema, self._source_of(table), n),
+                arrow.repeat(TRANSACTION_SCHEMA, None, n),
+                arrow.repeat(fields["op"].schema, "r", n),
+                arrow.repeat(fields["ts_ms"].schema, now_ns // 1_000_000, n),
+                arrow.repeat(fields["ts_us"].schema, now_ns // 1000, n),
+                arrow.repeat(fields["ts_ns"].schema, now_ns, n),
+            ],
+            names=[f.name for f in env.fields],
+        )
+        keys = None
+        if table.key_schema is not None:
+            keys = pa.RecordBatch.from_arrays(
+                [
+                    pa.array(columns[i], type=arrow.arrow_type(f.schema))
+                    for i, f in zip(table.key_indexes, table.key_schema.fields, strict=True)
+                ],
+                names=[f.name for f in table.key_schema.fields],
+            )
+        return SourceBatch(
+            topic=table.topic,
+            value_schema=env,
+            values=values,
+            key_schema=table.key_schema,
+            keys=keys,
+            source_partition=self._partition,
+            source_offset=self.offset,
+        )
+
+    def _records(self, table: Table, columns: list[list[Any]]) -> list[Any]:
+        source = self._source_of(table)
+        now_ns = time.time_ns()
+        stamps = [now_ns // 1_000_000, now_ns // 1000, now_ns]
+        out = []
+        for row in zip(*columns, strict=True):
+            value = Struct.trusted(
+                table.envelope, [None, table.value_of(row), source, None, "r", *stamps]
+            )
+            out.append(
+                SourceRecord.of(
+                    table.topic,
+                    table.key_schema,
+                    table.key_of(row),
+                    table.envelope,
+                    value,
+                    self._partition,
+                    self.offset,
+                )
+            )
+        return out
+
+    def _first_marker(self) -> str:
+        first, self._first_marked = not self._first_marked, True
+        return "first" if first else "first_in_data_collection"
+
+    def _finish(self) -> list[SourceRecord] | None:
+        """Step 8."""
+        self.close()
+        last, self.pending = self.pending, None
+        if last is None:
+            return None
+        _remark(last, "last")
+        offset = {k: v for k, v in self.offset.items() if k != "snapshot"}
+        last.source_offset = dict(offset, snapshot_completed=True)
+        return [last]
+
+    def close(self) -> None:
+        if self._cursor is not None:
+            with contextlib.suppress(Exception):
+                self._cursor.close()
+            self._cursor = None
+        with contextlib.suppress(Exception), self.conn.cursor() as cur:
+            cur.execute("COMMIT")
+            if self._locked:
+                cur.execute("UNLOCK TABLES")
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
+def _ss_cursor() -> Any:
+    import pymysql.cursors
+
+    return pymysql.cursors.SSCursor
+
+
+def _marker(record: SourceRecord) -> str:
+    return record.value.get("source").get("snapshot")
+
+
+def _remark(record: SourceRecord, marker: str) -> None:
+    """Give a read's `source.snapshot` the value `marker`."""
+    values = list(record.value.values())
+    source = list(values[2].values())
+    source[SNAPSHOT_INDEX] = marker
+    values[2] = Struct.trusted(values[2].schema, source)
+    record.value = Struct.trusted(record.value.schema, values)

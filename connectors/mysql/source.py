@@ -1,0 +1,327 @@
+"""MySqlCdcSource: log-based change data capture from MySQL and MariaDB, like Debezium's
+MySQL and MariaDB connectors (their configs, envelope, topics and offsets).
+
+One task. How it runs:
+
+1. Checks (`connectors.mysql.checks`), before anything is read: the binlog is on,
+   row-based, with full row images and full row metadata; the user may read it
+   (REPLICATION SLAVE, REPLICATION CLIENT); a stored position is still on the server.
+   Each failure is one line saying what to fix.
+2. Where to start, by `snapshot.mode` and the offsets (partition
+   `{"server": <topic.prefix>}`): initial / when_needed without a completed snapshot
+   in the offsets, when_needed also when the stored binlog file was purged → snapshot;
+   no_data / never without offsets → stream from the current position; otherwise
+   stream from the offset.
+3. Snapshot (`connectors.mysql.snapshot`): one consistent transaction, its binlog
+   position read under the lock `snapshot.locking.mode` asks for; the stream starts at
+   that position, so no change is missed and none is emitted twice.
+4. Streaming (`connectors.mysql.binlog`): the binlog from the position, each row
+   decoded with the table's shape the binlog itself records at that point.
+
+Offsets (Debezium's keys): `file`, `pos` (the start of the transaction in progress, or
+the position after the last one), `gtids` (the GTID position completed before it),
+`event` / `row` (rows events of the transaction, and rows of the next one, already
+emitted), `server_id`, `ts_sec`; a snapshot's reads `snapshot: INITIAL`, its last read
+`snapshot_completed: true`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from connect.api import (
+    ConfigDef,
+    ConfigError,
+    ConfigValue,
+    ConnectError,
+    ExactlyOnceSupport,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    Struct,
+)
+from connectors.mysql.checks import binlog_files, check_privileges, check_server, server_kind
+from connectors.mysql.config import (
+    CONFIG,
+    connection_params,
+    describe_connection,
+    parse_config,
+    type_options,
+)
+from connectors.mysql.envelope import VERSION, source_block, source_schema
+from connectors.mysql.tables import Table, read_tables
+from connectors.postgres.envelope import HEARTBEAT_KEY_SCHEMA, HEARTBEAT_VALUE_SCHEMA
+from connectors.postgres.tables import ColumnFilter
+
+__all__ = ["MySqlCdcSourceConnector", "MySqlCdcSourceTask"]
+
+
+class _Filter:
+    """database.* and table.* include/exclude lists: whole-name matches ignoring case,
+    as Debezium's selectors match."""
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        def compile_(key: str) -> list[re.Pattern[str]]:
+            return [re.compile(p, re.IGNORECASE) for p in cfg[key]]
+
+        self.db_in, self.db_out = (
+            compile_("database.include.list"),
+            compile_("database.exclude.list"),
+        )
+        self.t_in, self.t_out = compile_("table.include.list"), compile_("table.exclude.list")
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one filter per task, few tables
+    def __call__(self, db: str, table: str) -> bool:
+        if db in ("mysql", "information_schema", "performance_schema", "sys"):
+            return False
+        if self.db_in and not any(p.fullmatch(db) for p in self.db_in):
+            return False
+        if any(p.fullmatch(db) for p in self.db_out):
+            return False
+        if not table:  # a database as a whole (DDL without a table)
+            return True
+        name = f"{db}.{table}"
+        if self.t_in:
+            return any(p.fullmatch(name) for p in self.t_in)
+        return not any(p.fullmatch(name) for p in self.t_out)
+
+
+def _connect(params: Mapping[str, Any], key: str) -> Any:
+    import pymysql
+
+    try:
+        return pymysql.connect(**params, autocommit=True)
+    except pymysql.err.OperationalError as exc:
+        raise ConfigError(
+            key, describe_connection(params), f"cannot connect to MySQL/MariaDB: {exc.args[-1]}"
+        ) from None
+
+
+class MySqlCdcSourceConnector(SourceConnector):
+    """Checks the config and hands it to its single task."""
+
+    VERSION = VERSION
+
+    def config(self) -> ConfigDef:
+        return CONFIG
+
+    def validate(self, props: Mapping[str, Any]) -> list[ConfigValue]:
+        results = CONFIG.validate(props)
+        if any(r.errors for r in results):
+            return results
+        try:
+            parse_config(props)
+        except ConfigError as exc:
+            for result in results:
+                if result.name == exc.name:
+                    result.errors.append(str(exc))
+        return results
+
+    def start(self, props: Mapping[str, str]) -> None:
+        parse_config(props)
+        self._props = dict(props)
+
+    def task_class(self) -> type:
+        return MySqlCdcSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._props)]  # one binlog reader: Debezium's single task
+
+    def stop(self) -> None:
+        pass
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """Offsets are binlog positions with the rows already emitted: the same offset
+        yields the same changes."""
+        return ExactlyOnceSupport.SUPPORTED
+
+
+class MySqlCdcSourceTask(SourceTask):
+    """Snapshot, then stream (see the module docstring)."""
+
+    VERSION = VERSION
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._cfg = cfg = parse_config(props)
+        self._prefix: str = cfg["topic.prefix"]
+        self._partition: dict[str, Any] = {"server": self._prefix}
+        self._params = connection_params(cfg)
+        self._key = "connection.url" if cfg["connection.url"] else "database.hostname"
+        self._filter = _Filter(cfg)
+        self._columns = ColumnFilter(cfg["column.include.list"], cfg["column.exclude.list"])
+        self._types = type_options(cfg)
+        self._batch: int = cfg["max.batch.size"]
+        self._poll_s: float = cfg["poll.interval.ms"] / 1000
+        self._heartbeat_s: float = cfg["heartbeat.interval.ms"] / 1000
+        self._stopping = threading.Event()
+        self._snapshot: Any = None
+        self._reader: Any = None
+        self._done = False
+        self._last_heartbeat = time.monotonic()
+        conn = _connect(self._params, self._key)
+        try:
+            with conn.cursor() as cur:
+                self._mariadb, self._server_id = server_kind(cur)
+                check_server(cur)  # Step 1
+                check_privileges(cur, self._params)
+                files = binlog_files(cur)
+        finally:
+            conn.close()
+        connector = "mariadb" if self._mariadb else "mysql"
+        self._source_schema = source_schema(connector)
+        self._source = functools.partial(
+            self._make_source, connector=connector, schema=self._source_schema
+        )
+        offset = self.context.offset_storage_reader.offset(self._partition)
+        self._start_position(offset, files)  # Step 2
+
+    def _make_source(
+        self, *, connector: str, schema: Any, server_id: int = 0, **fields: Any
+    ) -> Struct:
+        return source_block(
+            schema,
+            connector=connector,
+            prefix=self._prefix,
+            server_id=server_id or self._server_id,
+            **fields,
+        )
+
+    def _build(self, table: Table) -> Table:
+        return table.build(self._prefix, self._types, self._source_schema, self._columns)
+
+    def _start_position(self, offset: Mapping[str, Any] | None, files: list[str]) -> None:
+        mode = self._cfg["snapshot.mode"]
+        completed = offset is not None and not offset.get("snapshot")
+        purged = completed and offset is not None and offset.get("file") not in files
+        if purged and mode != "when_needed":
+            raise ConnectError(
+                f"the stored binlog position {offset['file']}:{offset['pos']} is no longer "  # type: ignore[index]
+                f"on the server (purged; the oldest file is {files[0] if files else 'none'}): "
+                "set snapshot.mode=when_needed to snapshot again, or delete the offsets"
+            )
+        if (mode in ("initial", "initial_only", "when_needed") and not completed) or (
+            purged and mode == "when_needed"
+        ):
+            self._open_snapshot()  # Step 3
+            return
+        if mode == "initial_only":
+            self._done = True
+            return
+        if offset is not None and completed:
+            start = dict(offset)
+        else:  # no_data / never without offsets: from now on
+            conn = _connect(self._params, self._key)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute("SHOW MASTER STATUS")
+                    row = cur.fetchone()
+                    cur.execute(
+                        "SELECT @@gtid_binlog_pos" if self._mariadb else "SELECT @@gtid_executed"
+                    )
+                    gtids = cur.fetchone()[0]
+                    start = {"file": row[0], "pos": int(row[1]), "gtids": gtids or None}
+            finally:
+                conn.close()
+        self._start_streaming(start)
+
+    def _open_snapshot(self) -> None:
+        from connectors.mysql.snapshot import SnapshotPhase, open_snapshot
+
+        conn = _connect(self._params, self._key)
+        try:
+            locking = self._cfg["snapshot.locking.mode"]
+            position, locked = open_snapshot(conn, locking=locking, mariadb=self._mariadb)
+            with conn.cursor() as cur:
+                tables = [self._build(t) for t in read_tables(cur, self._filter)]  # Step 5
+            self._snapshot = SnapshotPhase(
+                conn=conn,
+                locked=locked,
+                locking=locking,
+                position=position,
+                tables=tables,
+                source=self._source,
+                partition=self._partition,
+                fetch_rows=self._cfg["snapshot.fetch.size"],
+                batch_rows=self._batch,
+            )
+        except BaseException:
+            conn.close()
+            raise
+
+    def _start_streaming(self, start: Mapping[str, Any]) -> None:
+        from connectors.mysql.binlog import BinlogReader
+
+        self._reader = BinlogReader(
+            params=self._params,
+            server_id=self._cfg["database.server.id"],
+            start=dict(start),
+            mariadb=self._mariadb,
+            prefix=self._prefix,
+            partition=self._partition,
+            captured=self._filter,
+            build=self._build,
+            source=self._source,
+            source_schema=self._source_schema,
+            skipped=set(self._cfg["skipped.operations"]) - {"none"},
+            tombstones=self._cfg["tombstones.on.delete"],
+            schema_changes=self._cfg["include.schema.changes"],
+            history_topic=self._cfg["schema.history.internal.kafka.topic"],
+        )
+
+    def poll(self) -> list[Any] | None:
+        if self._snapshot is not None:
+            records = self._snapshot.next_batch()
+            if records is not None:
+                return records
+            position = self._snapshot.position
+            self._snapshot = None
+            if self._cfg["snapshot.mode"] == "initial_only":
+                self._done = True
+                return None
+            self._start_streaming(position)
+            return None
+        if self._done or self._reader is None:
+            self._stopping.wait(self._poll_s)
+            return None
+        committed = self._reader.committed  # read before idle(): see _heartbeat
+        out = self._reader.poll(self._batch, self._poll_s)
+        if not out and self._heartbeat_s:
+            self._heartbeat(committed, out)
+        return out or None
+
+    def _heartbeat(self, committed: Mapping[str, Any], out: list[SourceRecord]) -> None:
+        """A heartbeat carries the position after the last transaction handed over,
+        read before the queue was found empty, so it is never ahead of a record still
+        to come."""
+        now = time.monotonic()
+        if now - self._last_heartbeat < self._heartbeat_s or not self._reader.idle():
+            return
+        self._last_heartbeat = now
+        key = Struct.trusted(HEARTBEAT_KEY_SCHEMA, [self._prefix])
+        value = Struct.trusted(HEARTBEAT_VALUE_SCHEMA, [int(time.time() * 1000)])
+        out.append(
+            SourceRecord.of(
+                f"__debezium-heartbeat.{self._prefix}",
+                HEARTBEAT_KEY_SCHEMA,
+                key,
+                HEARTBEAT_VALUE_SCHEMA,
+                value,
+                self._partition,
+                dict(committed),
+            )
+        )
+
+    def stop(self) -> None:
+        if not hasattr(self, "_stopping"):
+            return
+        self._stopping.set()
+        for part in (getattr(self, "_snapshot", None), getattr(self, "_reader", None)):
+            if part is not None:
+                with contextlib.suppress(Exception):
+                    part.close()
