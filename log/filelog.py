@@ -125,7 +125,7 @@ class FileLog:
         self.transactions = TransactionCoordinator(self)
         self._last_expiry_check = clock()
         if (self.directory / ".transactions").is_dir():
-            self.transactions.recover()
+            self.transactions.recover(after_crash=True)
         self._maintenance = Maintenance(self, interval_s=maintenance_interval_s)
         if background:
             self._maintenance.start()

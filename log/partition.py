@@ -228,15 +228,24 @@ class Partition(PartitionLoading, PartitionReading, PartitionRetention, Partitio
             return self._append_locked(data, header)
 
     def write_marker(
-        self, producer: ProducerSection, *, commit: bool, coordinator_epoch: int = 0
+        self,
+        producer: ProducerSection,
+        *,
+        commit: bool,
+        coordinator_epoch: int = 0,
+        before: int | None = None,
+        sync: bool = True,
     ) -> int | None:
-        """End `producer`'s transaction here with a COMMIT or ABORT control batch,
-        fsynced; return its offset, or None when there is nothing to end: the
-        producer has no transaction open here and this epoch's marker is already in
-        (the coordinator's steps are redone after a crash; a second marker must
-        change nothing). A marker with a newer epoch is written even with nothing
-        open: it tells the partition of the epoch, so a fenced producer's later
-        batches are refused here too."""
+        """End `producer`'s transaction here with a COMMIT or ABORT control batch;
+        return its offset, or None when there is nothing to end: the producer has no
+        transaction open here and this epoch's marker is already in (the
+        coordinator's steps are redone after a crash; a second marker must change
+        nothing), or the transaction open here began at or after `before`, so it is
+        a later one of the producer's (the one ended here was marked already). A
+        marker with a newer epoch is written even with nothing open: it tells the
+        partition of the epoch, so a fenced producer's later batches are refused
+        here too. `sync`: fsynced before this returns (else the coordinator makes it
+        durable before anything relies on it, log.txn_coordinator)."""
         with self._locked():
             self._check_open()
             self._catch_up_writer()
@@ -244,15 +253,28 @@ class Partition(PartitionLoading, PartitionReading, PartitionRetention, Partitio
             view = self.txn_view()
             assert view is not None
             pid, epoch = producer.producer_id, producer.producer_epoch
-            if pid not in view.open and view.epochs.get(pid, -1) >= epoch:
+            first = view.open.get(pid)
+            if first is None and view.epochs.get(pid, -1) >= epoch:
+                return None
+            if first is not None and before is not None and first >= before:
                 return None
             self._txn_check_epoch(pid, epoch)
             data = encode_control_batch(
                 producer, commit=commit, coordinator_epoch=coordinator_epoch, timestamp=self.clock()
             )
             offsets = self._append_locked(data, parse_header(data))
-            self._sync_locked()
+            if sync:
+                self._sync_locked()
             return offsets.start
+
+    def open_transaction_start(self, producer_id: int) -> int | None:
+        """The first offset of `producer_id`'s transaction open here, as the files
+        say now (None: none is open)."""
+        with self._locked():
+            self._check_open()
+            self._catch_up_writer()
+            view = self.txn_view()
+            return None if view is None else view.open.get(producer_id)
 
     def _should_roll(self, active: Segment, incoming: int) -> bool:
         if active.valid_end == 0:

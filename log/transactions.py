@@ -16,8 +16,9 @@ Lifecycle (numbered as Kafka's producer API):
      batch is written there; on FileLog, the first addition of a transaction
      brings the partitions the previous one wrote along (one durable coordinator
      write where a source task's data and offsets partitions took two).
-  4. `commit_transaction()`: the data is fsynced, then the coordinator's two-phase
-     end writes COMMIT markers (log.txn_coordinator); or `abort_transaction()`.
+  4. `commit_transaction()`: the data is fsynced (with the previous transaction's
+     markers), then the coordinator's two-phase end writes COMMIT markers
+     (log.txn_coordinator); or `abort_transaction()`.
      Either way the handle is ready for step 2 again.
 
 A ProducerFencedError (a newer producer of the id, or the coordinator aborted a
@@ -288,12 +289,17 @@ class FileTransactionalProducer(TransactionalProducerBase):
         )
 
     def _end(self, *, commit: bool) -> None:
-        if commit:  # the data is durable before the commit is decided (side by side)
+        synced: set[tuple[str, int]] = set()
+        if commit:
+            # The data is durable before the commit is decided, side by side with
+            # the previous transaction's markers (the coordinator left them
+            # unsynced, to be made durable with this: one wait for both).
+            synced = self._partitions | self._previous
             flush = self._log.flush
-            at_once([partial(flush, t, p) for t, p in sorted(self._partitions)])
+            at_once([partial(flush, t, p) for t, p in sorted(synced)])
         pid, epoch = self._producer.producer_id, self._producer.producer_epoch
         written = self._partitions
         self._coordinator.end_transaction(
-            self.transactional_id, pid, epoch, commit=commit, written=written
+            self.transactional_id, pid, epoch, commit=commit, written=written, synced=synced
         )
         self._previous, self._partitions, self._added = written, set(), set()

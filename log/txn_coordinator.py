@@ -8,18 +8,28 @@ them, so the coordinator always knows where markers must go; the end of a
 transaction is two-phase:
 
   1. The producer's data is fsynced in every partition of the transaction (by the
-     caller, `TransactionalProducer`), then PREPARE_COMMIT (or PREPARE_ABORT) is
-     written durably, with the partitions the transaction wrote: from here on the
-     outcome is decided, whatever crashes.
-  2. A COMMIT (ABORT) control batch is written to, and fsynced in, every partition
-     of the transaction (`Partition.write_marker`: a partition already marked is
-     left alone, so the step can be redone), the partitions side by side.
+     caller, `TransactionalProducer`, side by side with the partitions of the
+     previous transaction's markers), then PREPARE_COMMIT (or PREPARE_ABORT) is
+     written durably, with the partitions the transaction wrote and each one's
+     log end (`before`: this transaction's batches lie below it, a later one's
+     above): from here on the outcome is decided, whatever crashes.
+  2. A COMMIT (ABORT) control batch is written to every partition of the
+     transaction (`Partition.write_marker`: a partition already marked, or whose
+     open transaction began past the bound, is left alone, so the step can be
+     redone), the partitions side by side, NOT fsynced on the producer's path:
+     the record says so (`unsynced`) and the id's next durable change fsyncs them
+     first (`_save`), normally for free, since the next transaction's data fsync
+     covers the same files. Recovery's markers are fsynced at once.
   3. COMPLETE_COMMIT (COMPLETE_ABORT) is written, not synced: the transaction is
      over and the id may begin another. Why no fsync: if a machine crash loses it,
-     the journal ends in PREPARE and recovery redoes step 2, which changes nothing
-     (every marker is in, fsynced); and any later durable change of the id (the
-     next transaction's first partition, a new epoch) is appended to the same
-     journal and its fdatasync makes the COMPLETE durable first.
+     the journal ends in PREPARE and recovery redoes step 2, which changes nothing;
+     and any later durable change of the id is appended to the same journal, after
+     the markers are fsynced, and its fdatasync makes the COMPLETE durable too.
+
+Why the markers may wait: readers see a marker as soon as it is written (as they
+see any batch before its fsync), and the decision is durable in PREPARE since step
+1; what must never be on disk is a COMPLETE whose markers are not, since recovery
+would not redo them.
 
 Recovery (`recover`, run when a FileLog opens and by maintenance passes): a
 transaction in PREPARE_* is finished from step 2; an ONGOING one whose
@@ -30,11 +40,18 @@ producer may be alive in another process.
 
 A partition may be added before the transaction writes there, never after: the
 producer adds, with a transaction's first partition, those its previous transaction
-wrote (a source task writes the same data and offsets partitions each time), so a
-transaction usually makes one durable change before PREPARE instead of one per
-partition. A partition added but never written gets no marker on commit (PREPARE
-names the partitions written); an abort by recovery marks every partition added,
-which only tells the unwritten ones of the new epoch.
+wrote (a source task writes the same data and offsets partitions each time). A
+partition added but never written gets no marker on commit (PREPARE names the
+partitions written); an abort by recovery marks every partition added, which only
+tells the unwritten ones of the new epoch. PREPARE also declares its partitions
+`ahead`: the next transaction's ONGOING record, when it adds only those, is written
+without an fdatasync. A machine crash may then keep that transaction's batches and
+lose the record; a FileLog opening (and a new epoch of the id) looks for the
+producer's open transaction in the partitions declared ahead and aborts it
+(`_abort_lost`). A live producer's ONGOING record is always in the journal (in the
+page cache, which every process reads) before its batches are written, so a live
+one's is never taken for lost. A steady transaction thus waits on the disk twice:
+its data (with the previous markers), then PREPARE.
 
 State files, in `<log.dir>/.transactions/`:
 
@@ -43,7 +60,10 @@ State files, in `<log.dir>/.transactions/`:
     <sha256(id)[:32]>.txnlog   the id's journal (log.txn_journal): records of
                                {"transactional_id", "producer_id", "epoch", "state",
                                 "partitions": [[topic, n], ...], "timeout_ms",
-                                "start_ms", "update_ms"}, the last valid one current
+                                "start_ms", "update_ms", "ahead", "before",
+                                "unsynced"}, the last valid one current (a record
+                               without the last three, from before them, reads as
+                               empty lists)
     <sha256(id)[:32]>.json     the same state from before the journal (read while the
                                id has no journal; removed once it has one)
 
@@ -110,6 +130,16 @@ class TxnMetadata:
     timeout_ms: int = 60_000
     start_ms: int = -1
     update_ms: int = -1
+    #: Partitions the next transaction may add without a durable write (the last
+    #: PREPARE's, durable with it): recovery looks there for a transaction whose
+    #: unsynced ONGOING record a machine crash lost.
+    ahead: list[list] = field(default_factory=list)
+    #: PREPARE's [[topic, partition, log end]]: this transaction's batches lie below
+    #: the bound, a later transaction's (after this one's marker) at or above it.
+    before: list[list] = field(default_factory=list)
+    #: Partitions whose markers may not be fsynced yet (made durable before any
+    #: durable change of the id: the COMPLETE record must never outlive them).
+    unsynced: list[list] = field(default_factory=list)
 
     @property
     def producer(self) -> ProducerSection:
@@ -160,9 +190,19 @@ class TransactionCoordinator:
     def _load(self, transactional_id: str) -> TxnMetadata | None:
         return self._read(self._path(transactional_id))
 
-    def _save(self, meta: TxnMetadata, *, durable: bool = True) -> None:
+    def _save(
+        self, meta: TxnMetadata, *, durable: bool = True, synced: Iterable[tuple] = ()
+    ) -> None:
         """Append the state to the id's journal; `durable`: fdatasynced before this
-        returns (every change but COMPLETE, see the module docstring)."""
+        returns (see the module docstring for the changes that need not be), after
+        the markers not yet fsynced (but in `synced`, which the caller fsynced) are:
+        the fdatasync makes the unsynced COMPLETE before it durable too, and that
+        record must never be on disk without the markers it says are in."""
+        if durable and meta.unsynced:
+            done = {tuple(p) for p in synced}
+            flush = self._log.flush
+            at_once([partial(flush, t, p) for t, p in meta.unsynced if (t, p) not in done])
+            meta.unsynced = []
         meta.update_ms = self._log.clock()
         path = self._path(meta.transactional_id)
         ends = self._ends.get(meta.transactional_id)
@@ -196,8 +236,10 @@ class TransactionCoordinator:
                 meta = TxnMetadata(transactional_id, self._next_producer_id(), -1)
             else:
                 self._finish(meta, abort_ongoing=True)
+                self._abort_lost(meta)
             self._bump_epoch(meta)
             meta.state, meta.partitions, meta.start_ms = EMPTY, [], -1
+            meta.ahead, meta.before = [], []
             meta.timeout_ms = timeout_ms
             self._save(meta)
             return meta
@@ -228,9 +270,14 @@ class TransactionCoordinator:
                 raise InvalidTxnStateError(transactional_id, meta.state, "add partitions")
             if meta.state != ONGOING:
                 meta.state, meta.partitions, meta.start_ms = ONGOING, [], self._log.clock()
+                meta.before = []
             known = {tuple(p) for p in meta.partitions}
-            meta.partitions += [[t, p] for t, p in partitions if (t, p) not in known]
-            self._save(meta)
+            new = [(t, p) for t, p in partitions if (t, p) not in known]
+            meta.partitions += [[t, p] for t, p in new]
+            # Partitions declared ahead by the last PREPARE (durable) need no
+            # fdatasync here: a crash that loses this record is found by `recover`.
+            ahead = {tuple(p) for p in meta.ahead}
+            self._save(meta, durable=any(tp not in ahead for tp in new))
 
     def end_transaction(
         self,
@@ -240,11 +287,12 @@ class TransactionCoordinator:
         *,
         commit: bool,
         written: Iterable[tuple] | None = None,
+        synced: Iterable[tuple] = (),
     ) -> None:
         """Steps 1 (the PREPARE record) to 3 of the module docstring; the caller
-        has fsynced its data. `written`: the partitions the transaction wrote, of
-        those added (None: all added); the others get no marker. A transaction
-        that added nothing just ends."""
+        has fsynced its data (in the partitions `synced`). `written`: the
+        partitions the transaction wrote, of those added (None: all added); the
+        others get no marker. A transaction that added nothing just ends."""
         with self._locked():
             meta = self._current(transactional_id, producer_id, epoch)
             if meta.state != ONGOING:
@@ -256,36 +304,77 @@ class TransactionCoordinator:
                 meta.partitions = [p for p in meta.partitions if tuple(p) in wrote]
             # Step 1
             meta.state = PREPARE_COMMIT if commit else PREPARE_ABORT
-            self._save(meta)
-            self._finish(meta, abort_ongoing=False)
+            meta.before = self._bounds(meta.partitions)
+            meta.ahead = [list(p) for p in meta.partitions]
+            self._save(meta, synced=synced)
+            self._finish(meta, abort_ongoing=False, sync_markers=False)
 
-    def _finish(self, meta: TxnMetadata, *, abort_ongoing: bool) -> bool:
+    def _bounds(self, partitions: list[list]) -> list[list]:
+        """Each partition's log end now, past this transaction's batches and before
+        its marker (so before any later transaction's batch)."""
+        out = []
+        for topic, partition in partitions:
+            try:
+                out.append([topic, partition, self._log.partition(topic, partition).log_end_offset])
+            except UnknownTopicOrPartitionError:
+                continue
+        return out
+
+    def _finish(self, meta: TxnMetadata, *, abort_ongoing: bool, sync_markers: bool = True) -> bool:
         """Steps 2 and 3 for a decided transaction; with `abort_ongoing`, an ongoing
         one is aborted under a new epoch first (fencing its producer). Whether
-        anything was done. Under the lock."""
+        anything was done. `sync_markers`: fsynced here, else by the id's next
+        durable change (`_save`). Under the lock."""
         if meta.state == ONGOING:
             if not abort_ongoing:
                 return False
             self._bump_epoch(meta)
-            meta.state = PREPARE_ABORT
+            meta.state, meta.ahead, meta.before = PREPARE_ABORT, [], []
             self._save(meta)
         if meta.state not in (PREPARE_COMMIT, PREPARE_ABORT):
             return False
         commit = meta.state == PREPARE_COMMIT
-        # Step 2: the markers side by side (each partition's own lock and fsync)
+        bounds = {(t, p): end for t, p, end in meta.before}
+        # Step 2: the markers side by side (each partition's own lock)
         markers = []
         for topic, partition in meta.partitions:
             try:
                 part = self._log.partition(topic, partition)
             except UnknownTopicOrPartitionError:
                 continue  # deleted since: nothing left to mark
-            markers.append(partial(part.write_marker, meta.producer, commit=commit))
+            before = bounds.get((topic, partition))
+            mark = partial(part.write_marker, meta.producer, commit=commit, before=before)
+            markers.append(partial(mark, sync=sync_markers))
         at_once(markers)
         # Step 3: not synced (module docstring)
         meta.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
-        meta.partitions = []
+        if not sync_markers:
+            meta.unsynced = [list(p) for p in meta.partitions]
+        meta.partitions, meta.before = [], []
         self._save(meta, durable=False)
         return True
+
+    def _abort_lost(self, meta: TxnMetadata) -> bool:
+        """Abort a transaction whose ONGOING record a machine crash lost (it was not
+        synced: `add_partitions`) while batches of it reached the disk: the
+        producer's open transaction in a partition declared ahead, once what the
+        journal holds is finished. A live producer's ONGOING record is always in
+        the journal before its batches are written, so this finds none of a live
+        one's. Whether one was aborted. Under the lock."""
+        if meta.state not in (COMPLETE_COMMIT, COMPLETE_ABORT, EMPTY) or not meta.ahead:
+            return False
+        lost = []
+        for topic, partition in meta.ahead:
+            try:
+                part = self._log.partition(topic, partition)
+            except UnknownTopicOrPartitionError:
+                continue
+            if part.open_transaction_start(meta.producer_id) is not None:
+                lost.append([topic, partition])
+        if not lost:
+            return False
+        meta.state, meta.partitions = ONGOING, lost
+        return self._finish(meta, abort_ongoing=True)
 
     # ----------------------------------------------------------------- recovery
 
@@ -303,9 +392,11 @@ class TransactionCoordinator:
                 out.append(meta)
         return out
 
-    def recover(self) -> int:
+    def recover(self, *, after_crash: bool = False) -> int:
         """Finish every decided transaction and abort every ongoing one past its
-        timeout (module docstring); how many were finished or aborted."""
+        timeout (module docstring); `after_crash` (a FileLog opening): also those a
+        machine crash left without their ONGOING record (`_abort_lost`). How many
+        were finished or aborted."""
         if not self.directory.is_dir():
             return 0
         done = 0
@@ -315,6 +406,8 @@ class TransactionCoordinator:
                 expired = meta.state == ONGOING and now - meta.start_ms >= meta.timeout_ms
                 if meta.state in (PREPARE_COMMIT, PREPARE_ABORT) or expired:
                     done += self._finish(meta, abort_ongoing=True)
+                if after_crash:
+                    done += self._abort_lost(meta)
         return done
 
     def describe(self, transactional_id: str) -> TxnMetadata | None:

@@ -20,9 +20,10 @@ Protocol of an append (under the coordinator's lock):
   2. A tail past `valid_end` (a record a crash cut) is truncated away, so the new
      record does not land behind garbage that would hide it from readers.
   3. The record is appended with one write; fdatasynced when durable.
-  4. Past `COMPACT_BYTES`, the journal is replaced by its last record alone, through
-     `write_atomic` (temp file fsynced, renamed, directory fsynced): a crash leaves
-     the old journal or the new one, each ending in the same state.
+  4. Past `COMPACT_BYTES` (at a durable append), the journal is replaced by its
+     last record alone, through `write_atomic` (temp file fsynced, renamed,
+     directory fsynced): a crash leaves the old journal or the new one, each
+     ending in the same state.
 
 A journal that does not exist yet is created by step 4's `write_atomic`, so its
 directory entry is durable before anything relies on it.
@@ -72,8 +73,10 @@ def append_record(path: Path, body: bytes, *, valid_end: int, size: int, durable
     """Steps 2 to 4 for one record; `valid_end` and `size` from `load` under the same
     lock (no one else appended since). The journal's new end."""
     record = _frame(body)
-    if size == 0 or valid_end + len(record) > COMPACT_BYTES:
-        # Step 4 (also the creation of a new journal: its directory entry is synced)
+    if size == 0 or (durable and valid_end + len(record) > COMPACT_BYTES):
+        # Step 4 (also the creation of a new journal: its directory entry is synced).
+        # Only for a durable record: a rewrite is durable, and a record meant to
+        # wait for the next fdatasync may not be on disk before what that waits for.
         write_atomic(path, record)
         return len(record)
     fd = os.open(path, os.O_WRONLY)

@@ -2,8 +2,9 @@
 coordinator skip: a torn tail cut before the next record, compaction, a COMPLETE
 lost to a machine crash redone from PREPARE without a second marker, a state file
 from before journals, and partitions added ahead of their first write (the
-previous transaction's) that get no marker unless written. The SIGKILL at each
-step is in test_transactions_processes."""
+previous transaction's) that get no marker unless written, a transaction whose
+unsynced ONGOING record a crash lost, and the two disk waits of a steady
+transaction. The SIGKILL at each step is in test_transactions_processes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import os
 import signal
 import struct
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -180,6 +182,92 @@ def test_a_partition_added_ahead_gets_a_marker_only_when_written(
         producer.append(TOPIC, 1, [b"zombie"])  # no coordinator call: added already
     assert (fenced.value.topic, fenced.value.partition) == (TOPIC, 1), "refused by the partition"
     assert (_values(log, 0), _values(log, 1)) == ([b"1-0", b"2-0", b"3-0"], [b"1-1", b"3-1"])
+
+
+def _state(path: Path) -> dict:
+    body = txn_journal.load(path)[0]
+    assert body is not None
+    return json.loads(body)
+
+
+@pytest.mark.parametrize("survives", ["PrepareCommit", "CompleteCommit"])
+def test_a_transaction_whose_unsynced_ongoing_record_a_crash_lost_is_aborted(
+    make_log, tmp_path, survives: str
+) -> None:
+    """The next transaction's ONGOING record is not synced when its partitions were
+    declared ahead by the PREPARE before it. A machine crash may keep its batches
+    and lose the record (and the COMPLETE before it): reopening marks the old
+    transaction's partitions only below its bound (not the new batches with its
+    outcome) and aborts the new batches, so the LSO does not hang on them."""
+    log = make_log()
+    log.create_topic(TOPIC, 2)
+    producer = log.transactional_producer("lost")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"a"])
+    producer.append(TOPIC, 1, [b"b"])
+    producer.commit_transaction()
+    path = _journal(log)
+    states = [_state(path)]
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"lost-0"])
+    producer.append(TOPIC, 1, [b"lost-1"])
+    assert _state(path)["state"] == "Ongoing"
+    epoch = producer.epoch
+    log.close()  # the machine stops: the producer never ends its transaction
+    starts = _record_starts(path)
+    keep = -2 if survives == "PrepareCommit" else -1  # before COMPLETE, or ONGOING
+    with path.open("r+b") as f:
+        f.truncate(starts[keep])
+    assert _state(path)["state"] == survives and states[0]["state"] == "CompleteCommit"
+    reopened = make_log(tmp_path / "log")
+    assert (_values(reopened, 0), _values(reopened, 1)) == ([b"a"], [b"b"])
+    for p in (0, 1):
+        end = reopened.latest_offset(TOPIC, p)
+        assert end == 4, "data, COMMIT, the lost batch, its ABORT"
+        assert reopened.last_stable_offset(TOPIC, p) == end
+    meta = reopened.transactions.describe("lost")
+    assert meta is not None and meta.state == "CompleteAbort" and meta.epoch == epoch + 1
+
+
+def test_a_steady_transaction_waits_on_the_disk_twice(make_log, monkeypatch) -> None:
+    """A source task's transaction (the same partitions each time): its data
+    fsynced side by side with the previous one's markers, then PREPARE; the ONGOING
+    record, the markers and COMPLETE wait for nothing (docs/performance.md)."""
+    log = make_log()
+    log.create_topic(TOPIC, 2)
+    producer = log.transactional_producer("steady")
+    producer.init_transactions()
+    calls: list[str] = []
+    lock = threading.Lock()
+    real_fsync, real_fdatasync = os.fsync, os.fdatasync
+
+    def counted(name: str, real: Callable[[int], None]) -> Callable[[int], None]:
+        def call(fd: int) -> None:
+            with lock:
+                calls.append(name)
+            real(fd)
+
+        return call
+
+    monkeypatch.setattr(os, "fsync", counted("fsync", real_fsync))
+    monkeypatch.setattr(os, "fdatasync", counted("fdatasync", real_fdatasync))
+    for i in range(4):
+        if i == 1:
+            calls.clear()  # from the second on: the partitions were declared ahead
+        producer.begin_transaction()
+        producer.append(TOPIC, 0, [b"%d" % i])
+        producer.append(TOPIC, 1, [b"%d" % i])
+        producer.commit_transaction()
+    assert sorted(calls) == ["fdatasync"] * 3 + ["fsync"] * 6, "2 data partitions, 1 PREPARE"
+    meta = log.transactions.describe("steady")
+    assert meta is not None and sorted(map(tuple, meta.unsynced)) == [(TOPIC, 0), (TOPIC, 1)]
+    calls.clear()
+    log.transactional_producer("steady").init_transactions()  # a durable change
+    assert calls.count("fsync") >= 2, "the markers fsynced before it"
+    meta = log.transactions.describe("steady")
+    assert meta is not None and meta.unsynced == []
+    assert (_values(log, 0), _values(log, 1)) == ([b"0", b"1", b"2", b"3"],) * 2
 
 
 def test_fsyncs_at_once_run_side_by_side_and_fail_after_all_ended() -> None:
