@@ -37,7 +37,7 @@ from connect.herder.api import (
     TaskInfo,
     TaskState,
 )
-from connect.herder.fencing import fence_on_request
+from connect.herder.fencing import fence_for_offsets, fence_on_request
 from connect.herder.last_known import LastKnown
 from connect.herder.loggers import LoggerLevels
 from connect.herder.offset_requests import require_in_range, sink_offsets, source_offsets
@@ -69,7 +69,6 @@ from connect.storage import (
     TargetState,
     partition_key,
 )
-from connect.worker.source_transactions import exactly_once_enabled
 from connect.worker.worker import Worker
 from log import Log, fsync_dir, read_text, write_atomic
 
@@ -167,10 +166,11 @@ class LogHerder:
                 self.config["offset.storage.topic"],
                 partitions=self.config["offset.storage.partitions"],
                 # Exactly-once tasks write offsets in transactions: an aborted one
-                # must not count (connect.worker.source_transactions).
-                isolation_level="read_committed"
-                if exactly_once_enabled(self.config)
-                else "read_uncommitted",
+                # must not count (connect.worker.source_transactions). Whatever this
+                # worker's own setting: the topic may hold transactions of other
+                # workers, or of this one before a restart with another setting
+                # (read_committed costs nothing where no transaction ever was).
+                isolation_level="read_committed",
             )
         )
         self.status = StatusStore(
@@ -528,6 +528,7 @@ class LogHerder:
                     self.log.delete_committed_offsets(group, dropped)
             else:
                 items = source_offsets(offsets)
+                fence_for_offsets(self, name, config)
                 acknowledged = cls().alter_offsets(
                     config, {partition_key(name, p): o for p, o in items}
                 )
@@ -552,6 +553,7 @@ class LogHerder:
                 if committed:  # else no group to delete: Kafka's broker answers
                     self.log.delete_group(group)  # GROUP_ID_NOT_FOUND, Connect 200
             else:
+                fence_for_offsets(self, name, config)
                 current = self.offsets.get_all(name)
                 cls().alter_offsets(config, {partition_key(name, p): None for p, _ in current})
                 self.offsets.put(name, {partition_key(name, p): (p, None) for p, _ in current})

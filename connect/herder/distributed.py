@@ -32,7 +32,7 @@ from typing import Any
 from connect.api import NotFoundError
 from connect.herder.api import ConnectorStateInfo
 from connect.herder.base import LogHerder, with_placeholders
-from connect.herder.fencing import fence_before_tasks, needs_fencing
+from connect.herder.fencing import fence_before_tasks, needs_fencing, runs_fencing
 from connect.herder.member import GroupMember
 from connect.herder.membership import AssignorConfig, TaskId, Work
 from connect.plugins import Plugins
@@ -284,17 +284,19 @@ class DistributedHerder(LogHerder):
         exactly-once source whose new task generation waits for one; a failed round
         fails the connector's tasks (a restart of them runs it again)."""
         for name, props in sorted(snapshot.connectors.items()):
-            if needs_fencing(self.config, self.plugins, props) and self.configs.fencing_state(
-                name
-            )[0]:
+            # `preparing` too: enabled workers' tasks wait for the round (fencing).
+            if (
+                runs_fencing(self.config, self.plugins, props)
+                and self.configs.fencing_state(name)[0]
+            ):
                 fence_before_tasks(self, name, props, len(snapshot.tasks.get(name, [])))
 
     def _waits_for_fencing(self, name: str, props: dict[str, str]) -> bool:
         """Whether a task of `name` must not start yet: its generation's fencing round
         (the leader's) has not written its task-count record."""
-        return needs_fencing(self.config, self.plugins, props) and self.configs.fencing_state(
-            name
-        )[0]
+        return (
+            needs_fencing(self.config, self.plugins, props) and self.configs.fencing_state(name)[0]
+        )
 
     def _reconcile_task(self, task: TaskId, snapshot: ClusterConfig) -> None:
         name = task.connector

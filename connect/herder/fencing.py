@@ -22,6 +22,18 @@ The task-count record makes the round happen once per generation: every worker
 replays it, and a task waits for it before it starts (connect.herder.standalone,
 connect.herder.distributed). The round is idempotent (a second fencing gives the
 ids one more epoch), so a round run twice by racing workers does no harm.
+
+Who runs rounds (`runs_fencing`): a worker with `exactly.once.source.support`
+`preparing` or `enabled`, as Kafka's leader serves fencing requests while the
+cluster is being upgraded: in a rolling upgrade every worker is `preparing` first,
+so the tasks of the first `enabled` workers find a leader that fences for them,
+though its own tasks still run without transactions. Only an `enabled` worker's
+tasks wait for the round (`needs_fencing`).
+
+Offsets altered or reset (`PATCH`/`DELETE /connectors/{name}/offsets`) of a source
+connector on such a worker: the ids of its last fenced generation are fenced first
+(`fence_for_offsets`), as Kafka does, so that a zombie task of it can no longer
+commit offsets over the operator's.
 """
 
 from __future__ import annotations
@@ -38,12 +50,20 @@ from connect.storage import ConfigStore, State
 from connect.worker.source_transactions import (
     exactly_once_enabled,
     fence_producers,
+    fencing_ready,
     transaction_timeout_ms,
     transactional_id,
 )
 from log import Log
 
-__all__ = ["fence_before_tasks", "fence_on_request", "fence_zombies", "needs_fencing"]
+__all__ = [
+    "fence_before_tasks",
+    "fence_for_offsets",
+    "fence_on_request",
+    "fence_zombies",
+    "needs_fencing",
+    "runs_fencing",
+]
 
 _log = logging.getLogger("connect.herder")
 
@@ -51,9 +71,22 @@ _log = logging.getLogger("connect.herder")
 def needs_fencing(
     worker_config: Mapping[str, Any], plugins: Plugins, props: Mapping[str, str] | None
 ) -> bool:
-    """Whether the connector of `props` runs exactly once here: a source on a worker
-    with exactly.once.source.support=enabled."""
-    if props is None or not exactly_once_enabled(worker_config):
+    """Whether the connector of `props` runs exactly once here (its tasks wait for
+    their generation's round): a source on a worker with
+    exactly.once.source.support=enabled."""
+    return exactly_once_enabled(worker_config) and _is_source(plugins, props)
+
+
+def runs_fencing(
+    worker_config: Mapping[str, Any], plugins: Plugins, props: Mapping[str, str] | None
+) -> bool:
+    """Whether this worker runs the connector's rounds (module docstring): a source
+    on a worker with exactly.once.source.support `preparing` or `enabled`."""
+    return fencing_ready(worker_config) and _is_source(plugins, props)
+
+
+def _is_source(plugins: Plugins, props: Mapping[str, str] | None) -> bool:
+    if props is None:
         return False
     try:
         return issubclass(plugins.resolve_connector(props), SourceConnector)
@@ -125,7 +158,7 @@ def fence_before_tasks(herder: _Herder, name: str, props: Mapping[str, str], cou
     """The round before `count` tasks of connector `name` start here; False when it
     failed, its tasks then reported FAILED with the reason (Kafka's: a failed
     fencing is not retried by itself; a restart of the tasks runs it again)."""
-    if not needs_fencing(herder.config, herder.plugins, props):
+    if not runs_fencing(herder.config, herder.plugins, props):
         return True
     try:
         _round(herder, name, props)
@@ -141,11 +174,31 @@ def fence_before_tasks(herder: _Herder, name: str, props: Mapping[str, str], cou
 def fence_on_request(herder: _Herder, name: str, props: Mapping[str, str]) -> int:
     """`PUT /connectors/{name}/fence`: the round now (nothing to do when the current
     generation's is done); how many ids it fenced."""
-    if not exactly_once_enabled(herder.config):
+    if not fencing_ready(herder.config):
         raise BadRequestError(
-            "This worker's exactly.once.source.support is not 'enabled': there are no "
-            "transactional producers to fence"
+            "This worker's exactly.once.source.support is 'disabled': there are no "
+            "transactional producers to fence (set it to 'preparing' or 'enabled')"
         )
-    if not needs_fencing(herder.config, herder.plugins, props):
+    if not runs_fencing(herder.config, herder.plugins, props):
         raise BadRequestError(f"Connector {name} is not a source connector: nothing to fence")
     return _round(herder, name, props)
+
+
+def fence_for_offsets(herder: _Herder, name: str, props: Mapping[str, str]) -> int:
+    """Before a source connector's offsets are altered or reset: fence the
+    transactional ids of its last fenced task generation (module docstring); how
+    many. Nothing when this worker does not run rounds or no generation of the
+    connector ever ran exactly once (no task-count record: no transactional
+    producer of it was ever started)."""
+    if not runs_fencing(herder.config, herder.plugins, props):
+        return 0
+    recorded = herder.configs.fencing_state(name)[1]
+    if not recorded:
+        return 0
+    config, worker_id = herder.config, herder._worker_id
+    ids = [transactional_id(config, worker_id, name, i) for i in range(recorded)]
+    fence_producers(herder.log, ids, transaction_timeout_ms=transaction_timeout_ms(config, props))
+    _log.info(
+        "connector %s: fenced its %d tasks' producers before its offsets change", name, recorded
+    )
+    return len(ids)

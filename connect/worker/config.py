@@ -212,9 +212,11 @@ WORKER_CONFIG = (
         "Exactly-once source support (KIP-618): 'enabled' writes each source task's "
         "records and its source offsets in one log transaction, fences a task's "
         "previous generation before the new one starts, and has sinks read committed "
-        "records only; 'preparing' (Kafka's step of a rolling upgrade) runs tasks as "
-        "'disabled' does. Standalone workers support it too (the embedded log has "
-        "transactions).",
+        "records only; 'preparing' (Kafka's first step of a rolling upgrade to "
+        "'enabled') runs source tasks without transactions but does the rest: it runs "
+        "fencing rounds for 'enabled' workers, fences a source connector's tasks before "
+        "its offsets are altered or reset, and its sinks read committed records. "
+        "Standalone workers support it too (the embedded log has transactions).",
     )
     .define(
         "group.storage.topic",

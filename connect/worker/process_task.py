@@ -275,6 +275,9 @@ def _open_log(spec: Mapping[str, Any], config: Mapping[str, Any]) -> tuple[Any, 
             log,
             config["offset.storage.topic"],
             partitions=int(config["offset.storage.partitions"]),
+            # An exactly-once task's aborted offsets never count, whatever this
+            # worker's setting now (connect.herder.base's store, the same rule).
+            isolation_level="read_committed",
         )
     )
     offsets.start()

@@ -63,6 +63,7 @@ __all__ = [
     "exactly_once_enabled",
     "exactly_once_problems",
     "fence_producers",
+    "fencing_ready",
     "sink_isolation_level",
     "task_transactions",
     "transaction_timeout_ms",
@@ -78,9 +79,20 @@ Pending = Mapping[bytes, tuple[Mapping[str, Any], Mapping[str, Any] | None]]
 
 
 def exactly_once_enabled(worker_config: Mapping[str, Any]) -> bool:
-    """Whether this worker's source tasks run exactly once (`preparing`, Kafka's step
-    of a rolling upgrade, runs them as `disabled` does)."""
+    """Whether this worker's source tasks run exactly once (`preparing` runs them as
+    `disabled` does: `fencing_ready`)."""
     return str(worker_config.get(SUPPORT_KEY) or "disabled") == "enabled"
+
+
+def fencing_ready(worker_config: Mapping[str, Any]) -> bool:
+    """Whether this worker does what exactly-once needs of every worker of a cluster,
+    while its own source tasks may still run without transactions: `preparing`
+    (Kafka's first step of a rolling upgrade to `enabled`) and `enabled`. Such a
+    worker runs zombie-fencing rounds (as the leader, and on `PUT
+    /connectors/{name}/fence`), fences a source connector's tasks before its
+    offsets are altered or reset, and its sinks read committed records only, so
+    that workers already `enabled` in the same cluster can rely on it."""
+    return str(worker_config.get(SUPPORT_KEY) or "disabled") in ("preparing", "enabled")
 
 
 def transactional_id(
@@ -192,15 +204,16 @@ def sink_isolation_level(
 ) -> str:
     """A sink's consumer isolation level: the connector's
     `consumer.override.isolation.level`, else the worker's `consumer.isolation.level`,
-    else read_committed where sources run exactly once (a sink must not pass on what
-    an aborted transaction wrote), else Kafka's default, read_uncommitted."""
+    else read_committed where sources run exactly once, on this worker or on others
+    of a cluster being upgraded (`fencing_ready`: a sink must not pass on what an
+    aborted transaction wrote), else Kafka's default, read_uncommitted."""
     for value in (
         connector_props.get("consumer.override.isolation.level"),
         worker_config.get("consumer.isolation.level"),
     ):
         if value in ("read_committed", "read_uncommitted"):
             return str(value)
-    return "read_committed" if exactly_once_enabled(worker_config) else "read_uncommitted"
+    return "read_committed" if fencing_ready(worker_config) else "read_uncommitted"
 
 
 def fence_producers(log: Log, ids: Sequence[str], *, transaction_timeout_ms: int) -> None:

@@ -3,7 +3,9 @@ round, connect.herder.fencing): on the real embedded log and config topic, a
 producer of the old generation is fenced (its open transaction never shows), the
 round happens once per generation (the task-count record), 1 → 1 is left to the new
 task's own init, and a standalone herder runs it before its tasks start and on
-`fence_zombies` (PUT /connectors/{name}/fence)."""
+`fence_zombies` (PUT /connectors/{name}/fence), offsets altered or reset fence the
+connector's tasks first, and a `preparing` worker fences for others while its own
+tasks run without transactions."""
 
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ from connect.herder import fencing
 from connect.herder.api import BadRequestError
 from connect.herder.fencing import fence_zombies
 from connect.storage import ConfigStore, LogTable
-from log import FileLog, ProducerFencedError
+from connect.storage.offsets import encode_offsets, partition_key
+from connect.worker.source_transactions import sink_isolation_level, transactional_id
+from log import FileLog, ProducerFencedError, partition_for_key
 from tests.waiting import wait_until
 
 EOS = {"exactly.once.source.support": "enabled", "group.id": "g"}
@@ -128,3 +132,72 @@ def test_fencing_needs_exactly_once_on(start_herder: Any) -> None:
     )
     with pytest.raises(BadRequestError, match=re.escape("exactly.once.source.support")):
         herder.fence_zombies("v")
+
+
+def _zombie_offset(log: FileLog, tid: str, task: int, seqno: int) -> Any:
+    """A producer of `tid` (a task of the connector still alive somewhere) with an
+    open transaction that holds an offset of connector v's task `task`."""
+    zombie = log.transactional_producer(tid)
+    zombie.init_transactions()
+    zombie.begin_transaction()
+    partition = {"id": task}
+    items, _ = encode_offsets({partition_key("v", partition): (partition, {"seqno": seqno})}, 0)
+    ((key, value),) = items
+    zombie.append("connect-offsets", partition_for_key(key, 25), [value], keys=[key])
+    return zombie
+
+
+def _stopped_with_offsets(herder: Any, tasks: int) -> None:
+    config = {
+        "connector.class": "VerifiableSource",
+        "topic": "v",
+        "tasks.max": str(tasks),
+        "throughput": "200",
+    }
+    herder.put_connector_config("v", {"name": "v", **config}, allow_replace=False)
+    wait_until(lambda: len(herder.connector_offsets("v")) == tasks, 30, "every task's offsets")
+    herder.stop_connector("v")
+    wait_until(lambda: herder.connector_status("v").tasks == [], 30, "the tasks stopped")
+
+
+def test_offsets_altered_or_reset_fence_the_connectors_tasks_first(start_herder: Any) -> None:
+    """KIP-875 on an exactly-once source: a task of the connector still alive
+    somewhere (a zombie, mid-transaction) can no longer commit its offsets over the
+    operator's, once PATCH or DELETE /connectors/{name}/offsets has answered."""
+    herder = start_herder(EOS)
+    _stopped_with_offsets(herder, 2)
+    ids = [transactional_id(herder.config, "w1", "v", i) for i in range(2)]
+    zombie = _zombie_offset(herder.log, ids[1], 1, 10**6)
+    herder.alter_connector_offsets("v", [{"partition": {"id": 0}, "offset": {"seqno": 5}}])
+    with pytest.raises(ProducerFencedError):
+        zombie.commit_transaction()
+    offsets = {p["id"]: o["seqno"] for p, o in herder.offsets.get_all("v")}
+    assert offsets[0] == 5 and offsets[1] < 10**6
+    zombie = _zombie_offset(herder.log, ids[0], 0, 10**6)
+    herder.reset_connector_offsets("v")
+    with pytest.raises(ProducerFencedError):
+        zombie.commit_transaction()
+    assert herder.connector_offsets("v") == []
+
+
+def test_a_preparing_worker_fences_for_others_but_runs_its_tasks_without_transactions(
+    start_herder: Any,
+) -> None:
+    """`exactly.once.source.support=preparing`, Kafka's first step of a rolling
+    upgrade: rounds run (the task-count record, PUT /fence, offsets changes), sinks
+    read committed, yet the source tasks take no transactional producer."""
+    preparing = {"exactly.once.source.support": "preparing"}
+    assert sink_isolation_level(preparing, {}) == "read_committed"
+    herder = start_herder(preparing)
+    _stopped_with_offsets(herder, 2)
+    assert herder.configs.fencing_state("v")[1] == 2, "the round ran before the tasks"
+    ids = [transactional_id(herder.config, "w1", "v", i) for i in range(2)]
+    assert [herder.log.transactions.describe(t) for t in ids] == [None, None], "no producer"
+    assert not herder.log.partition("v", 0).is_transactional()
+    zombie = _zombie_offset(herder.log, ids[0], 0, 10**6)  # an enabled worker's task
+    herder.reset_connector_offsets("v")
+    with pytest.raises(ProducerFencedError):
+        zombie.commit_transaction()
+    assert herder.connector_offsets("v") == []
+    herder.fence_zombies("v")  # accepted (the stop's generation of no tasks)
+    assert herder.configs.fencing_state("v")[:2] == (False, 0)
