@@ -305,13 +305,17 @@ def _mapping(col: ColumnDef, types: TypeOptions) -> tuple[Schema, Converter, Con
         if col.precision <= 1:
             return BOOLEAN_SCHEMA, _bit1_of_bytes, _bit1_of_text
         nbytes = (col.precision + 7) // 8
-        schema = debezium_schema(DBZ_BITS, parameters={"length": str(col.precision)})
+        schema = BYTES_SCHEMA.with_(
+            name=DBZ_BITS, version=1, parameters={"length": str(col.precision)}
+        )
         return schema, _bits_of_bytes(nbytes), _bits_of_text(nbytes)
     if kind == "enum":
         schema = debezium_schema(DBZ_ENUM, parameters={"allowed": ",".join(col.values)})
         return schema, _same, _same
     if kind == "set":
-        schema = debezium_schema(DBZ_ENUM_SET, parameters={"allowed": ",".join(col.values)})
+        schema = STRING_SCHEMA.with_(
+            name=DBZ_ENUM_SET, version=1, parameters={"allowed": ",".join(col.values)}
+        )
         conv = _set_of_set(col.values)
         return schema, conv, conv
     if kind == "year":

@@ -340,6 +340,8 @@ def parse_config(props: Mapping[str, Any]) -> dict[str, Any]:
         raise ConfigError("database.hostname", None, "give database.hostname or connection.url")
     if cfg["connection.url"]:
         connection_params(cfg)
+    if not cfg["schema.history.internal.kafka.topic"]:  # Debezium 1.x's name of it
+        cfg["schema.history.internal.kafka.topic"] = props.get("database.history.kafka.topic")
     if cfg["snapshot.mode"] == "schema_only":
         cfg["snapshot.mode"] = "no_data"
     return cfg

@@ -1,0 +1,97 @@
+"""Column types as Debezium's MySQL connector maps them, and the same value whether the
+snapshot read it (PyMySQL) or the binlog carried it (python-mysql-replication)."""
+
+from __future__ import annotations
+
+import decimal
+
+import pytest
+
+from tests.connectors.mysql.helpers import Driver, config, run
+
+pytestmark = pytest.mark.mysql
+
+COLUMNS = (
+    "id INT PRIMARY KEY, u INT UNSIGNED, bu BIGINT UNSIGNED, ti TINYINT(1), su SMALLINT"
+    " UNSIGNED, d DECIMAL(10,3), f FLOAT, s VARCHAR(20), tx TEXT, b BLOB, dt DATETIME(3),"
+    " dt6 DATETIME(6), ts TIMESTAMP(6) NULL, tm TIME(6), dd DATE, y YEAR, bi BIT(10),"
+    " b1 BIT(1), e ENUM('a','b'), st SET('x','y','z'), g GEOMETRY NULL"
+)
+VALUES = (
+    "(%s, 4000000000, 18446744073709551615, 1, 65535, 12.345, 1.1, 'héllo', 'text',"
+    " x'00ff', '2024-01-02 03:04:05.678', '2024-01-02 03:04:05.678901',"
+    " '2024-01-02 03:04:05.5', '-12:34:56.5', '2024-02-29', 2024, b'1010101010', b'1',"
+    " 'b', 'x,z', ST_GeomFromText('POINT(1 2)'))"
+)
+
+
+def test_snapshot_and_stream_give_debezium_values(mysql_url: str) -> None:
+    run(mysql_url, f"CREATE TABLE ty ({COLUMNS})", "INSERT INTO ty VALUES " + VALUES % 1)
+    d = Driver(config(mysql_url))
+    try:
+        d.poll_count(1)
+        run(mysql_url, "INSERT INTO ty VALUES " + VALUES % 2)
+        d.poll_count(2)
+    finally:
+        d.stop()
+    read, created = (r.value.get("after").to_dict() for r in d.records)
+    assert d.records[1].value.get("op") == "c"
+    del read["id"], created["id"]
+    assert read == created
+    g = read.pop("g")
+    assert g["srid"] == 0 and len(g["wkb"]) == 21  # a WKB point
+    assert read == {
+        "u": 4000000000,
+        "bu": -1,  # bigint.unsigned.handling.mode=long wraps, as Debezium's does
+        "ti": 1,
+        "su": 65535,
+        "d": decimal.Decimal("12.345"),
+        "f": 1.1,
+        "s": "héllo",
+        "tx": "text",
+        "b": b"\x00\xff",
+        "dt": 1704164645678,
+        "dt6": 1704164645678901,
+        "ts": "2024-01-02T03:04:05.500000Z",
+        "tm": -(12 * 3600 + 34 * 60 + 56) * 1_000_000 - 500_000,
+        "dd": 19782,
+        "y": 2024,
+        "bi": (0b1010101010).to_bytes(2, "little"),
+        "b1": True,
+        "e": "b",
+        "st": "x,z",
+    }
+    schema = d.records[0].value.get("after").schema
+    names = {f.name: (f.schema.type.name, f.schema.name) for f in schema.fields}
+    assert names["u"] == ("INT64", None) and names["su"] == ("INT32", None)
+    assert names["ti"] == ("INT16", None) and names["f"] == ("FLOAT32", None)
+    assert names["dt"] == ("INT64", "io.debezium.time.Timestamp")
+    assert names["dt6"] == ("INT64", "io.debezium.time.MicroTimestamp")
+    assert names["ts"] == ("STRING", "io.debezium.time.ZonedTimestamp")
+    assert names["tm"] == ("INT64", "io.debezium.time.MicroTime")
+    assert names["bi"] == ("BYTES", "io.debezium.data.Bits")
+    assert names["st"] == ("STRING", "io.debezium.data.EnumSet")
+    assert names["g"] == ("STRUCT", "io.debezium.data.geometry.Geometry")
+
+
+def test_precise_modes(mysql_url: str) -> None:
+    run(
+        mysql_url,
+        "CREATE TABLE pm (id INT PRIMARY KEY, bu BIGINT UNSIGNED, d DECIMAL(6,2))",
+        "INSERT INTO pm VALUES (1, 18446744073709551615, 1.5)",
+    )
+    props = config(
+        mysql_url, bigint_unsigned_handling_mode="precise", decimal_handling_mode="string"
+    )
+    d = Driver(props)
+    try:
+        d.poll_count(1)
+        run(mysql_url, "INSERT INTO pm VALUES (2, 18446744073709551615, 2.25)")
+        d.poll_count(2)
+    finally:
+        d.stop()
+    rows = [r.value.get("after").to_dict() for r in d.records]
+    assert [(r["bu"], r["d"]) for r in rows] == [
+        (decimal.Decimal(18446744073709551615), "1.50"),
+        (decimal.Decimal(18446744073709551615), "2.25"),
+    ]
