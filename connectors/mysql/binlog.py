@@ -45,6 +45,7 @@ from connectors.mysql.envelope import (
     schema_change_value,
     schema_change_value_schema,
 )
+from connectors.mysql.rows import decode_rows
 from connectors.mysql.tables import Table, from_table_map
 
 __all__ = ["BinlogReader"]
@@ -52,6 +53,7 @@ __all__ = ["BinlogReader"]
 _log = logging.getLogger(__name__)
 _TRUNCATE = re.compile(r"^\s*TRUNCATE\s+(?:TABLE\s+)?`?(?:(\w+)`?\.`?)?(\w+)`?", re.IGNORECASE)
 _DONE = object()
+_ROW_INDEX = 14  # of `row` in the source block
 
 
 def _events() -> tuple[Any, ...]:
@@ -251,40 +253,43 @@ class BinlogReader:
         op = {"WriteRowsEvent": "c", "UpdateRowsEvent": "u", "DeleteRowsEvent": "d"}[name]
         if op in self._skipped:
             return
-        ts_ms = event.timestamp * 1000
-        convs = table.stream_converters
-        names = table.names
+        server_id = event.packet.server_id
+        base = {
+            "file": tx["file"],
+            "pos": tx["pos"],
+            **({"gtids": tx["gtids"]} if tx["gtids"] else {}),
+            "event": index,
+            "row": 0,
+            "server_id": server_id,
+            "ts_sec": event.timestamp,
+        }
+        first = self._source(
+            ts_ms=event.timestamp * 1000,
+            snapshot="false",
+            db=table.db,
+            table=table.name,
+            gtid=tx["gtid"],
+            file=self.file,
+            pos=pos,
+            row=0,
+            server_id=server_id,
+        )
+        source_values = list(first.values())
+        source_schema = first.schema
+        images = _images(event, table)
+        per = 2 if op == "u" else 1
         out: list[SourceRecord] = []
-        for r, row in enumerate(event.rows):
-            if r < skip:
-                continue
-            offset = {
-                "file": tx["file"],
-                "pos": tx["pos"],
-                **({"gtids": tx["gtids"]} if tx["gtids"] else {}),
-                "event": index,
-                "row": r + 1,
-                "server_id": event.packet.server_id,
-                "ts_sec": event.timestamp,
-            }
-            source = self._source(
-                ts_ms=ts_ms,
-                snapshot="false",
-                db=table.db,
-                table=table.name,
-                gtid=tx["gtid"],
-                file=self.file,
-                pos=pos,
-                row=r,
-                server_id=event.packet.server_id,
-            )
+        for r in range(skip, len(images) // per):
+            values = source_values.copy()
+            values[_ROW_INDEX] = r
+            source = Struct.trusted(source_schema, values)
+            offset = {**base, "row": r + 1}
             if op == "u":
-                before = _convert(row["before_values"], names, convs)
-                after = _convert(row["after_values"], names, convs)
+                before, after = images[2 * r], images[2 * r + 1]
             elif op == "c":
-                before, after = None, _convert(row["values"], names, convs)
+                before, after = None, images[r]
             else:
-                before, after = _convert(row["values"], names, convs), None
+                before, after = images[r], None
             self._change(table, op, before, after, source, offset, out)
         self._emit(out)
 
@@ -479,14 +484,26 @@ def _pymysql_connect(**kwargs: Any) -> Any:
     return pymysql.connect(**kwargs)
 
 
-def _convert(
-    values: dict[str, Any], names: list[str], convs: list[Callable[[Any], Any]]
-) -> list[Any]:
-    out = []
-    for name, conv in zip(names, convs, strict=True):
-        v = values[name]
-        out.append(None if v is None else conv(v))
-    return out
+def _images(event: Any, table: Table) -> list[list[Any]]:
+    """The event's row images (an update's before and after alternating), converted.
+    Decoded from the event's bytes where the table's readers allow
+    (`connectors.mysql.rows`), else by the library."""
+    if table.readers is not None:
+        packet = event.packet
+        images = decode_rows(packet.read(event.event_size - packet.read_bytes), table.readers)
+    else:
+        names = table.names
+        images = []
+        for row in event.rows:
+            for key in ("before_values", "after_values", "values"):
+                if key in row:
+                    images.append([row[key][n] for n in names])
+    for i, convert in table.converted:
+        for image in images:
+            v = image[i]
+            if v is not None:
+                image[i] = convert(v)
+    return images
 
 
 def _offset(file: str, pos: int, gtids: str | None) -> dict[str, Any]:

@@ -105,6 +105,7 @@ GEOMETRIES = (
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1)
 _2_63 = 1 << 63
+_WIDE = decimal.Context(prec=100)  # DECIMAL has up to 65 digits; the default context 28
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +235,7 @@ def _decimal_precise(scale: int) -> Callable[[Any], decimal.Decimal]:
     quantum = decimal.Decimal(1).scaleb(-scale)
 
     def convert(value: Any) -> decimal.Decimal:
-        return decimal.Decimal(value).quantize(quantum)
+        return decimal.Decimal(value).quantize(quantum, context=_WIDE)
 
     return convert
 

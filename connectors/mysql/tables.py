@@ -24,6 +24,7 @@ from typing import Any
 
 from connect.api import Schema, Struct
 from connectors.mysql.columns import ColumnDef, TypeOptions, column_type
+from connectors.mysql.rows import compile_readers
 from connectors.postgres.envelope import envelope_schema
 from connectors.postgres.tables import ColumnFilter
 
@@ -39,12 +40,16 @@ class Table:
     columns: list[ColumnDef]
     primary_key: list[str]
     topic: str = ""
+    #: the binlog's column readers (`connectors.mysql.rows`); None: the library decodes
+    readers: list[Any] | None = None
     value_schema: Schema = field(init=False)
     key_schema: Schema | None = field(init=False)
     envelope: Schema = field(init=False)
     snapshot_converters: list[Callable[[Any], Any]] = field(init=False)
     stream_converters: list[Callable[[Any], Any]] = field(init=False)
     names: list[str] = field(init=False)
+    #: (index, stream converter) of the columns whose binlog value needs converting
+    converted: list[tuple[int, Callable[[Any], Any]]] = field(init=False)
     key_indexes: list[int] = field(init=False)
     value_indexes: list[int] | None = field(init=False)  # None: every column
 
@@ -61,6 +66,9 @@ class Table:
             self.snapshot_converters.append(snap)
             self.stream_converters.append(stream)
         self.names = [c.name for c in self.columns]
+        self.converted = [
+            (i, c) for i, c in enumerate(self.stream_converters) if c.__name__ != "_same"
+        ]
         kept = [
             i
             for i, c in enumerate(self.columns)
@@ -246,4 +254,5 @@ def from_table_map(event: Any) -> Table:
         name=event.table,
         columns=columns,
         primary_key=[columns[i].name for i in key_indexes],
+        readers=compile_readers(event.columns),
     )
