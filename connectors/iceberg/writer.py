@@ -11,8 +11,10 @@ A commit, numbered as in `TableWriter.commit`:
    files holding a changed key without those rows and adds the new rows.
 5. A commit another writer beat (CommitFailedException: several tasks write one
    table) is tried again on the refreshed table: pyiceberg retries a few times
-   itself, then we retry the whole step with a growing pause, so no task's files
-   are lost and no task fails because others were busy.
+   itself, then we redo steps 2-4 with a growing pause, so no task's files are lost
+   and no task fails because others were busy. An upsert whose files another
+   writer's commit changed meanwhile (pyiceberg's ValidationException) is redone the
+   same way, its files planned again on the refreshed table.
 
 Why upsert mode rewrites files itself instead of calling pyiceberg's `upsert` or
 `overwrite(filter=In(...))`: those bind a Python literal per key, ~100 µs each (a
@@ -81,9 +83,9 @@ class TableWriter:
             data, keys = net.rows, net.keys
         props = offsets_property(self.settings.connector, offsets)
         pause = 0.05
-        for attempt in range(_COMMIT_ATTEMPTS):
-            from pyiceberg.exceptions import CommitFailedException
+        from pyiceberg.exceptions import CommitFailedException, ValidationException
 
+        for attempt in range(_COMMIT_ATTEMPTS):
             try:
                 # Step 2
                 table = self._table(data.schema)
@@ -95,13 +97,15 @@ class TableWriter:
                 else:
                     _rewrite(table, aligned, keys, props)
                 break
-            except CommitFailedException as exc:
+            except (CommitFailedException, ValidationException) as exc:
                 # Step 5
                 if attempt == _COMMIT_ATTEMPTS - 1:
                     raise
                 _log.info("%s: commit lost to another writer (%s), trying again", self.name, exc)
                 time.sleep(pause)
                 pause = min(pause * 2, 2.0)
+        _log.info("%s: committed %d rows in %.2f s", self.name, data.num_rows,
+                  time.perf_counter() - began)
         self.batches, self.rows = [], 0
         self.committed.update(offsets)
         return True
