@@ -66,19 +66,25 @@ def create_table(
     """A new table from a batch's schema: identifier columns required (Iceberg's rule),
     the default partition spec, both in the creating commit. Another task creating it
     at the same moment wins harmlessly: its table is loaded instead."""
-    from pyiceberg.exceptions import TableAlreadyExistsError
-
     ids = set(settings.id_columns)
     missing = ids - set(schema.names)
     if missing:
         raise DataError(f"{name}: id column {sorted(missing)[0]} is not a field of the records")
     fields = [f.with_nullable(False) if f.name in ids else f for f in schema]
     namespace = name.rsplit(".", 1)[0]
-    catalog.create_namespace_if_not_exists(namespace)
+    try:
+        catalog.create_namespace_if_not_exists(namespace)
+    except Exception:  # another task made it between the check and the insert
+        if not catalog.namespace_exists(namespace):
+            raise
     try:
         table = catalog.create_table(name, schema=pa.schema(fields))
-    except TableAlreadyExistsError:
-        return catalog.load_table(name)
+    except Exception as exc:  # TableAlreadyExistsError, or the catalog's own race error
+        existing = load_table(catalog, name)
+        if existing is None:
+            raise
+        _log.info("%s was created meanwhile by another writer (%s)", name, exc)
+        return existing
     if ids or settings.partition_by:
         with table.transaction() as tx:
             if ids:

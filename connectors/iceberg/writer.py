@@ -82,9 +82,10 @@ class TableWriter:
             net = changes(data, self._id_columns(data), self.settings.cdc_field)
             data, keys = net.rows, net.keys
         props = offsets_property(self.settings.connector, offsets)
-        pause = 0.05
         from pyiceberg.exceptions import CommitFailedException, ValidationException
 
+        pause = 0.05
+        began = time.perf_counter()
         for attempt in range(_COMMIT_ATTEMPTS):
             try:
                 # Step 2
