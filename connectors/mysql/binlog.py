@@ -61,6 +61,7 @@ def _events() -> tuple[Any, ...]:
     from pymysqlreplication import row_event as rows
 
     return (
+        ev.HeartbeatLogEvent,  # every second while idle: the thread sees its stop flag
         ev.RotateEvent,
         ev.MariadbGtidEvent,
         ev.GtidEvent,
@@ -162,6 +163,11 @@ class BinlogReader:
             if not self._stop.is_set():
                 self._error = exc
         finally:
+            # the library reconnects when its connection drops (as close() makes it
+            # do): closing here, in this thread, is what ends the replication session
+            if self._stream is not None:
+                with contextlib.suppress(Exception):
+                    self._stream.close()
             self._put(_DONE)
 
     def _put(self, item: Any) -> None:
@@ -185,6 +191,8 @@ class BinlogReader:
     def _handle(self, event: Any) -> None:
         name = type(event).__name__
         packet = event.packet
+        if name == "HeartbeatLogEvent":
+            return
         if name == "RotateEvent":
             self.file = event.next_binlog
             return
@@ -334,8 +342,9 @@ class BinlogReader:
                     )
                 )
                 return
-        row = after if after is not None else before
-        key = table.key_of(row)  # type: ignore[arg-type]
+            key = new_key
+        else:
+            key = table.key_of(after if after is not None else before)  # type: ignore[arg-type]
         value = Struct.trusted(
             env,
             [

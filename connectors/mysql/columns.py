@@ -296,8 +296,9 @@ def _mapping(col: ColumnDef, types: TypeOptions) -> tuple[Schema, Converter, Con
             return FLOAT64_SCHEMA, float, float
         if mode == "string":
             return STRING_SCHEMA, str, str
+        # the binlog's DECIMALs come with exactly the column's scale: as they are
         conv = _decimal_precise(col.scale)
-        return Decimal.schema(col.scale, precision=col.precision or None), conv, conv
+        return Decimal.schema(col.scale, precision=col.precision or None), conv, _same
     if kind in TEXTS:
         return STRING_SCHEMA, _same, _same
     if kind in BINARIES:

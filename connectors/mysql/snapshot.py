@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from connect.api import SourceBatch, SourceRecord, Struct, Type, arrow
 from connectors.mysql.envelope import SNAPSHOT_INDEX
+from connectors.mysql.snapshot_chunks import JsonChunks
 from connectors.mysql.tables import Table
 from connectors.postgres.envelope import TRANSACTION_SCHEMA
 
@@ -91,8 +92,10 @@ class SnapshotPhase:
         partition: dict[str, Any],
         fetch_rows: int,
         batch_rows: int,
+        poll_s: float = 0.5,
     ) -> None:
         self.conn = conn
+        self._poll_s = poll_s
         self.position = position
         if locked and locking == "minimal":  # Step 6
             with conn.cursor() as cur:
@@ -113,6 +116,7 @@ class SnapshotPhase:
         }
         self.current: Table | None = None
         self._cursor: Any = None
+        self._chunks: JsonChunks | None = None
         self.pending: SourceRecord | None = None
         self._table_rows = 0
         self._first_marked = False
@@ -125,20 +129,34 @@ class SnapshotPhase:
                 if not self.tables:
                     return self._finish()
                 self.current = self.tables.pop(0)
-                self._cursor = self.conn.cursor(_ss_cursor())
-                names = ", ".join(f"`{c.name}`" for c in self.current.columns)
-                self._cursor.execute(
-                    f"SELECT {names} FROM `{self.current.db}`.`{self.current.name}`"
-                )
-            rows = self._cursor.fetchmany(self._chunk)  # Step 7
+                if JsonChunks.supports(self.current):
+                    self._chunks = JsonChunks(self.conn, self.current, self._chunk)
+                else:
+                    self._chunks = None
+                    self._cursor = self.conn.cursor(_ss_cursor())
+                    names = ", ".join(f"`{c.name}`" for c in self.current.columns)
+                    self._cursor.execute(
+                        f"SELECT {names} FROM `{self.current.db}`.`{self.current.name}`"
+                    )
+            # Step 7
+            if self._chunks is not None:
+                rows = self._chunks.next_rows(self._poll_s)
+                if rows is None:
+                    return []  # the next chunk is not there yet
+            else:
+                rows = self._cursor.fetchmany(self._chunk)
             if not rows:
                 self._end_table()
                 continue
             return self._emit(self.current, rows)
 
     def _end_table(self) -> None:
+        if self._chunks is not None:
+            self._chunks.close()
+            self._chunks = None
         with contextlib.suppress(Exception):
-            self._cursor.close()
+            if self._cursor is not None:
+                self._cursor.close()
         self._cursor = None
         self.current = None
         pending = self.pending
@@ -158,7 +176,7 @@ class SnapshotPhase:
             row=0,
         )
 
-    def _columns(self, table: Table, rows: list[tuple[Any, ...]]) -> list[list[Any]]:
+    def _columns(self, table: Table, rows: list[Any]) -> list[list[Any]]:
         """The rows' converted values, a column at a time."""
         out = []
         for conv, column in zip(table.snapshot_converters, zip(*rows, strict=True), strict=True):
@@ -168,7 +186,7 @@ class SnapshotPhase:
                 out.append([None if v is None else conv(v) for v in column])
         return out
 
-    def _emit(self, table: Table, rows: list[tuple[Any, ...]]) -> list[Any]:
+    def _emit(self, table: Table, rows: list[Any]) -> list[Any]:
         columns = self._columns(table, rows)
         items: list[Any]
         if any(f.schema.type is Type.STRUCT for f in table.value_schema.fields):
@@ -280,6 +298,9 @@ class SnapshotPhase:
         return [last]
 
     def close(self) -> None:
+        if self._chunks is not None:
+            self._chunks.close()
+            self._chunks = None
         if self._cursor is not None:
             with contextlib.suppress(Exception):
                 self._cursor.close()

@@ -249,6 +249,7 @@ class MySqlCdcSourceTask(SourceTask):
                 partition=self._partition,
                 fetch_rows=self._cfg["snapshot.fetch.size"],
                 batch_rows=self._batch,
+                poll_s=self._poll_s,
             )
         except BaseException:
             conn.close()
