@@ -214,7 +214,7 @@ def _iceberg_props(warehouse: Path, **extra: str) -> dict[str, str]:
         "iceberg.tables.auto-create-enabled": "true",
         "iceberg.tables.default-id-columns": "id",
         "iceberg.catalog.warehouse": warehouse.as_uri(),
-        "iceberg.control.commit.interval-ms": "2000",
+        "iceberg.control.commit.interval-ms": "1000",
         **extra,
     }
 
@@ -223,6 +223,8 @@ def _iceberg_table(warehouse: Path) -> Any:
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.exceptions import NoSuchTableError
 
+    if not (warehouse / "catalog.db").exists():
+        return None  # the task has not started yet
     catalog = SqlCatalog("iceberg", uri=f"sqlite:///{warehouse / 'catalog.db'}",
                          warehouse=warehouse.as_uri())
     try:
