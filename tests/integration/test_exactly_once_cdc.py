@@ -1,13 +1,15 @@
-"""Exactly-once PostgreSQL CDC into the lake: PostgresCdcSource → log → S3Sink on a
-real `connect standalone` worker with `exactly.once.source.support=enabled` (embedded
-log, tasks in child processes), a live PostgreSQL, a real S3 endpoint, and
-test_cdc_kill's Writer committing inserts, updates, deletes and a truncate the whole
-time.
+"""Exactly-once PostgreSQL CDC into the lake: PostgresCdcSource → log → S3Sink (a
+real S3 endpoint) or SparkParquetSink (a Parquet dataset on local files, Confluent's
+HDFS 3 sink's class name) on a real `connect standalone` worker with
+`exactly.once.source.support=enabled` (embedded log, tasks in child processes), a
+live PostgreSQL, and test_cdc_kill's Writer committing inserts, updates, deletes and
+a truncate the whole time.
 
-The worker's process group is SIGKILLed three times at seeded moments — once in the
-middle of the snapshot, twice in the stream — and the source's task process alone
-once (the task FAILED, restarted through REST). Afterwards the topic read at
-read_committed:
+With S3, the worker's process group is SIGKILLed three times at seeded moments —
+once in the middle of the snapshot, twice in the stream — and the source's task
+process alone once (the task FAILED, restarted through REST); with Parquet, twice
+(mid-snapshot and in the stream: the same paths, kept short). Afterwards the topic
+read at read_committed:
 
 1. holds every change the writer committed (test_cdc_kill's check: what the last
    snapshot does not hold is streamed);
@@ -15,9 +17,9 @@ read_committed:
    re-read of the same WAL would repeat (at least once, the same run repeats ~400);
 3. holds each row's events in the order of their LSNs;
 
-and the bucket holds the topic's events, each once and in offset order, in as many
-whole objects (`flush.size`) as the topic fills: the sink, killed with the worker,
-reads read_committed and names its objects by offset.
+and the lake holds the topic's events, each once and in offset order, in as many
+whole objects or files (`flush.size`) as the topic fills: the sink, killed with the
+worker, reads read_committed and names its objects by offset.
 
 A snapshot cut short is done again from a new slot, as Debezium does: its reads
 committed before the kill stay in the topic (at the old slot's LSN), then the new
@@ -50,7 +52,6 @@ from tests.integration.test_cdc_kill import (
     slot_exists,
 )
 from tests.integration.test_exactly_once_source import Committed
-from tests.s3 import Bucket
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.slow]
@@ -110,34 +111,80 @@ def _task_state(worker: WorkerProcess) -> str | None:
     return status["tasks"][0]["state"] if status and status["tasks"] else None
 
 
+class Lake:
+    """The sink's side: its connector config, the objects it published, and the
+    change events in them in offset order."""
+
+    def __init__(self, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+        self.kind = request.param
+        common = {"topics": TOPIC, "flush.size": str(LAKE_FLUSH)}
+        if self.kind == "s3":  # JSON lines of the whole envelope (schemas.enable=false)
+            self.bucket = request.getfixturevalue("s3_bucket")
+            self.props = {
+                "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+                "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+                "value.converter": JSON,
+                "value.converter.schemas.enable": "false",
+                **common,
+                **self.bucket.props,
+            }
+        else:  # columns from the envelope's schema (the worker's JsonConverter)
+            self.root = tmp_path / "lake"
+            self.props = {
+                "connector.class": "io.confluent.connect.hdfs3.Hdfs3SinkConnector",
+                "store.url": self.root.as_uri(),
+                **common,
+            }
+
+    def _names(self) -> list[str]:
+        if self.kind == "s3":
+            return list(self.bucket.keys())
+        return [str(p) for p in (self.root / "topics" / TOPIC).rglob("*.parquet")]
+
+    def objects(self) -> int:
+        return len(self._names())
+
+    def events(self) -> list[dict[str, Any]]:
+        """In offset order (names end `+<partition>+<start offset>.json`, or
+        `+<start>+<end>.parquet`)."""
+        if self.kind == "s3":
+            keys = sorted(self._names(), key=lambda k: int(k.rsplit("+", 1)[1].split(".")[0]))
+            lines = (line for k in keys for line in self.bucket.get(k).splitlines())
+            return [json.loads(line)["payload"] for line in lines]
+        import pyarrow.parquet as pq
+
+        files = sorted(self._names(), key=lambda f: int(f.rsplit("+", 2)[1]))
+        return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+@pytest.fixture(params=["s3", "parquet"])
+def lake(request: pytest.FixtureRequest, tmp_path: Path) -> Lake:
+    return Lake(request, tmp_path)
+
+
 @pytest.fixture
 def start(
     tmp_path: Path,
     start_worker: Callable[..., WorkerProcess],
     postgres_url: str,
-    s3_bucket: Bucket,
+    lake: Lake,
 ) -> Callable[[], WorkerProcess]:
-    """The worker running the source and an S3 sink of its topic (JSON lines of the
-    whole envelope, schema and payload: `schemas.enable=false` on the sink's side)."""
-    source = connector_file(tmp_path, "cdc", {
-        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
-        "connection.url": postgres_url,
-        "topic.prefix": "srv",
-        "slot.name": SLOT,
-        "table.include.list": "public\\.src",
-        "skipped.operations": "none",  # truncates too
-        "tombstones.on.delete": "false",  # every record a change event, as the lake's
-        "poll.interval.ms": "50",
-    })
-    sink = connector_file(tmp_path, "lake", {
-        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
-        "topics": TOPIC,
-        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "value.converter": JSON,
-        "value.converter.schemas.enable": "false",
-        "flush.size": str(LAKE_FLUSH),
-        **s3_bucket.props,
-    })
+    """The worker running the source and the lake's sink of its topic."""
+    source = connector_file(
+        tmp_path,
+        "cdc",
+        {
+            "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+            "connection.url": postgres_url,
+            "topic.prefix": "srv",
+            "slot.name": SLOT,
+            "table.include.list": "public\\.src",
+            "skipped.operations": "none",  # truncates too
+            "tombstones.on.delete": "false",  # every record a change event, as the lake's
+            "poll.interval.ms": "50",
+        },
+    )
+    sink = connector_file(tmp_path, "lake", lake.props)
     config = {
         "exactly.once.source.support": "enabled",
         "key.converter": JSON,
@@ -147,7 +194,7 @@ def start(
 
 
 def test_every_change_once_in_order_across_seeded_sigkills(
-    tmp_path: Path, postgres_url: str, start: Callable[[], WorkerProcess], s3_bucket: Bucket
+    tmp_path: Path, postgres_url: str, start: Callable[[], WorkerProcess], lake: Lake
 ) -> None:
     rng = random.Random(618)
     pg_port = urlparse(postgres_url).port or 5432
@@ -172,9 +219,7 @@ def test_every_change_once_in_order_across_seeded_sigkills(
     try:
         # Kill 1: in the middle of the snapshot.
         target = rng.randrange(2_000, 20_000)
-        wait_until(
-            lambda: events.stable() >= target, 60, f"{target} reads", interval_s=0.005
-        )
+        wait_until(lambda: events.stable() >= target, 60, f"{target} reads", interval_s=0.005)
         kill_process_group(worker)
         at_kill = len(events.read())
         assert at_kill < INITIAL_ROWS, f"the snapshot had finished ({at_kill} events)"
@@ -182,7 +227,7 @@ def test_every_change_once_in_order_across_seeded_sigkills(
         stream_reaches(writer.transactions + 50, 120)  # a new snapshot, then the stream
         writer.truncate()
         # Kills 2 and 3 (the worker) and the task process once, in the stream.
-        for kill in ("worker", "task", "worker"):
+        for kill in ("worker", "task", "worker") if lake.kind == "s3" else ("worker",):
             stream_reaches(writer.transactions + rng.randrange(20, 120))
             time.sleep(rng.uniform(0, 0.5))
             if kill == "worker":
@@ -217,16 +262,8 @@ def test_every_change_once_in_order_across_seeded_sigkills(
 
     # The lake: every whole object's worth of the topic, each event once, in order.
     objects = len(seen) // LAKE_FLUSH
-    wait_until(lambda: len(s3_bucket.keys()) >= objects, 60, f"{objects} objects in S3")
-    lake = _lake(s3_bucket)
-    assert [_identity(e) for e in lake] == identities[: objects * LAKE_FLUSH]
-
-
-def _lake(bucket: Bucket) -> list[dict[str, Any]]:
-    """The change events in the bucket's objects, in offset order (names end
-    `+<partition>+<start offset>.json`)."""
-    keys = sorted(bucket.keys(), key=lambda k: int(k.rsplit("+", 1)[1].split(".")[0]))
-    return [json.loads(line)["payload"] for k in keys for line in bucket.get(k).splitlines()]
+    wait_until(lambda: lake.objects() >= objects, 60, f"{objects} objects in the lake")
+    assert [_identity(e) for e in lake.events()] == identities[: objects * LAKE_FLUSH]
 
 
 def _repeats(identities: list[tuple[int, int | None, str]]) -> list[Any]:
