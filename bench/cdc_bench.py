@@ -180,7 +180,7 @@ def _pg(url: str) -> Any:
 
 
 @contextmanager
-def _herder(directory: Path) -> Iterator[Any]:
+def _herder(directory: Path, worker: Mapping[str, str] | None = None) -> Iterator[Any]:
     from connect.herder.standalone import StandaloneHerder
     from connect.worker.config import WORKER_CONFIG
     from log import FileLog
@@ -192,6 +192,7 @@ def _herder(directory: Path) -> Iterator[Any]:
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
         "key.converter.schemas.enable": "false",
         "value.converter.schemas.enable": "false",
+        **(worker or {}),
     }
     log = FileLog(directory)
     herder = StandaloneHerder({**raw, **WORKER_CONFIG.parse(raw)}, log=log, worker_id="bench")
@@ -216,6 +217,41 @@ def _wait_count(log: Any, topic: str, n: int, timeout_s: float = 600) -> float:
             raise RuntimeError(f"{topic}: {_count(log, topic)} of {n} records in time")
         time.sleep(0.02)
     return time.perf_counter()
+
+
+def _wait_committed(log: Any, topic: str, n: int, timeout_s: float = 600) -> float:
+    """`_wait_count` for a topic written in transactions, where markers take offsets
+    too: once the offsets reach `n` and nothing is open, the committed records are
+    counted (read_committed); the time is taken before that count."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        _wait_count(log, topic, n, max(0.0, deadline - time.monotonic()))
+        parts = range(log.partition_count(topic))
+        ended = time.perf_counter()
+        stable = all(log.last_stable_offset(topic, p) == log.latest_offset(topic, p) for p in parts)
+        if stable and sum(count_records(log, topic, p) for p in parts) >= n:
+            return ended
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{topic}: fewer than {n} committed records in time")
+        time.sleep(0.02)
+
+
+def count_records(
+    log: Any, topic: str, partition: int, isolation_level: str = "read_committed"
+) -> int:
+    """The records a consumer at `isolation_level` reads in the partition, read whole
+    (bench/eos_bench.py times these reads)."""
+    got, offset = 0, 0
+    while True:
+        batch = log.read(
+            topic, partition, offset, max_bytes=1 << 20, isolation_level=isolation_level
+        )
+        after = getattr(batch, "next_offset", None)
+        if after is None:
+            after = batch[-1].offset + 1 if batch else offset
+        if after <= offset:
+            return got
+        got, offset = got + len(batch), after
 
 
 def _cdc_config(url: str, **extra: str) -> dict[str, str]:
@@ -307,14 +343,23 @@ class _RssSampler:
         self._thread.join()
 
 
-def cdc_changes_per_s(url: str, *, transactions: int = 200) -> dict[str, Any]:
+def cdc_changes_per_s(
+    url: str,
+    *,
+    transactions: int = 200,
+    worker: Mapping[str, str] | None = None,
+    slot: str = "bench_chg",
+) -> dict[str, Any]:
+    """`worker`: keys added to the worker's config (bench/eos_bench.py's exactly-once
+    run: its topic counted committed); `slot`: the replication slot's name, which is
+    the server's, not the database's."""
     import tempfile
 
     conn = _pg(url)
     with conn.cursor() as cur:
         cur.execute("CREATE TABLE chg (id int PRIMARY KEY, v int NOT NULL, s text)")
         cur.execute("CREATE PUBLICATION bench_chg FOR TABLE chg")
-        cur.execute("SELECT pg_create_logical_replication_slot('bench_chg', 'pgoutput')")
+        cur.execute("SELECT pg_create_logical_replication_slot(%s, 'pgoutput')", (slot,))
         changes = 0
         for t in range(transactions):  # 600 inserts, 300 updates, 100 deletes each
             base = t * 1000
@@ -329,7 +374,7 @@ def cdc_changes_per_s(url: str, *, transactions: int = 200) -> dict[str, Any]:
     conn.close()
     expected = transactions * (600 + 300 + 200)  # each delete has its tombstone
     sampler = _RssSampler()
-    with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp)) as herder, sampler:
+    with tempfile.TemporaryDirectory() as tmp, _herder(Path(tmp), worker) as herder, sampler:
         began = time.perf_counter()
         herder.put_connector_config(
             "chg",
@@ -337,14 +382,15 @@ def cdc_changes_per_s(url: str, *, transactions: int = 200) -> dict[str, Any]:
                 url,
                 **{
                     "snapshot.mode": "never",
-                    "slot.name": "bench_chg",
+                    "slot.name": slot,
                     "publication.name": "bench_chg",
                     "publication.autocreate.mode": "disabled",
                 },
             ),
             allow_replace=False,
         )
-        ended = _wait_count(herder.log, "bench.public.chg", expected)
+        wait = _wait_committed if worker else _wait_count
+        ended = wait(herder.log, "bench.public.chg", expected)
     return {"cdc_changes_per_s": round(changes / (ended - began)), "cdc_changes": changes}
 
 

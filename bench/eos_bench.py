@@ -3,20 +3,27 @@ JSON object.
 
 1. The file pipeline (bench/pipeline_bench.py's run: a standalone worker process,
    FileStreamSource → log → FileStreamSink, StringConverter) at-least-once and with
-   `exactly.once.source.support=enabled`, interleaved, the best of `--rounds` of
-   each (the machine is shared): `eos_file_pipeline_ratio` = EOS / ALO lines per s.
+   `exactly.once.source.support=enabled`, in alternating rounds (ALO first in one,
+   EOS first in the next, so neither always meets the machine's load first), the
+   best of `--rounds` of each (the machine is shared): `eos_file_pipeline_ratio` =
+   EOS / ALO lines per s.
 2. The commit of one exactly-once source task's transaction (its records, its
    offsets inside the transaction, the commit: connect.worker.source_transactions)
    with `transaction.boundary=poll` at 5,000 records/s in polls of 100:
    `eos_commit_p50_ms`, `eos_commit_p99_ms`.
 3. A topic written in transactions of 500 records, read whole at read_committed and
-   at read_uncommitted (the log's reads, as a consumer makes them):
-   `read_committed_ratio` = committed / uncommitted records per second.
+   at read_uncommitted (the log's reads, as a consumer makes them), alternating
+   rounds, the best of each: `read_committed_ratio` = committed / uncommitted
+   records per second.
+4. PostgresCdcSource streaming a backlog of changes (bench/cdc_bench.py's
+   `cdc_changes_per_s`: transactions of 600 inserts, 300 updates and 100 deletes
+   made while its slot existed) into a FileLog through a standalone herder,
+   at-least-once and exactly once, alternating rounds on a private PostgreSQL
+   server, each round on a fresh database of the same data, the best of each:
+   `eos_cdc_streaming_ratio` = EOS / ALO changes per second (`--cdc-transactions
+   0` skips it).
 
-Not measured here yet: the CDC snapshot and streaming figures (bench/cdc_bench.py
-with the worker key set), the issue's `eos_cdc_streaming_ratio`.
-
-    python bench/eos_bench.py [--lines N] [--rounds R] [--dir DIR]
+    python bench/eos_bench.py [--lines N] [--rounds R] [--cdc-transactions T] [--dir DIR]
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.cdc_bench import cdc_changes_per_s, count_records  # noqa: E402
 from bench.pipeline_bench import STRING, run_pipeline  # noqa: E402
 from connect.worker.source_transactions import SourceTransactions  # noqa: E402
 from log import FileLog  # noqa: E402
@@ -45,9 +53,41 @@ def file_pipeline(base: Path, lines: int, rounds: int) -> tuple[float, float]:
     """(best at-least-once, best exactly-once) lines per second."""
     alo: list[float] = []
     eos: list[float] = []
-    for _ in range(rounds):
-        alo.append(run_pipeline(base / "alo", STRING, lines)[0])
-        eos.append(run_pipeline(base / "eos", STRING, lines, EOS)[0])
+    for turn in range(rounds):
+        for exactly_once in _order(turn):
+            if exactly_once:
+                eos.append(run_pipeline(base / "eos", STRING, lines, EOS)[0])
+            else:
+                alo.append(run_pipeline(base / "alo", STRING, lines)[0])
+    return max(alo), max(eos)
+
+
+def _order(turn: int) -> tuple[bool, bool]:
+    """Which runs first in a round (exactly once?): alternating, so that a load
+    coming and going on the shared machine does not always fall on the same one."""
+    return (False, True) if turn % 2 == 0 else (True, False)
+
+
+def cdc_streaming(transactions: int, rounds: int) -> tuple[float, float]:
+    """(best at-least-once, best exactly-once) changes per second of the CDC stream,
+    each run on a fresh database of a private server (tests/pg.py's)."""
+    from tests.pg import PostgresServer
+
+    server = PostgresServer()
+    server.start()
+    alo: list[float] = []
+    eos: list[float] = []
+    try:
+        for turn in range(rounds):
+            for exactly_once in _order(turn):
+                database = server.create_database()
+                worker = EOS if exactly_once else None
+                rate = cdc_changes_per_s(
+                    server.url(database), transactions=transactions, worker=worker, slot=database
+                )
+                (eos if exactly_once else alo).append(rate["cdc_changes_per_s"])
+    finally:
+        server.stop()
     return max(alo), max(eos)
 
 
@@ -101,28 +141,18 @@ def read_rates(base: Path, records: int) -> tuple[float, float]:
             producer.append("bench-read", 0, [value] * 500)
             producer.commit_transaction()
         producer.close()
-        rates = []
-        for level in ("read_committed", "read_uncommitted"):
-            best = 0.0
-            for _ in range(3):
+        best = {True: 0.0, False: 0.0}  # read_committed?
+        for turn in range(4):
+            for committed in _order(turn):
+                level = "read_committed" if committed else "read_uncommitted"
                 started = time.perf_counter()
                 got = _read_all(log, level)
-                best = max(best, got / (time.perf_counter() - started))
-            rates.append(best)
-    return rates[0], rates[1]
+                best[committed] = max(best[committed], got / (time.perf_counter() - started))
+    return best[True], best[False]
 
 
 def _read_all(log: FileLog, level: str) -> int:
-    position, got = 0, 0
-    while True:
-        batch = log.read("bench-read", 0, position, max_bytes=1 << 20, isolation_level=level)
-        got += len(batch)
-        after = getattr(batch, "next_offset", None)
-        if after is None:
-            after = batch[-1].offset + 1 if batch else position
-        if after <= position:
-            return got
-        position = after
+    return count_records(log, "bench-read", 0, level)
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -136,6 +166,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--commit-seconds", type=float, default=10.0)
     parser.add_argument("--read-records", type=int, default=500_000)
+    parser.add_argument("--cdc-transactions", type=int, default=200)
     parser.add_argument("--dir", type=Path, default=None)
     args = parser.parse_args()
     base = args.dir or Path(tempfile.mkdtemp(prefix="tributary-eos-bench-"))
@@ -143,6 +174,7 @@ def main() -> None:
         alo, eos = file_pipeline(base, args.lines, args.rounds)
         commits = commit_latencies(base, args.commit_seconds)
         committed, uncommitted = read_rates(base, args.read_records)
+        cdc = cdc_streaming(args.cdc_transactions, args.rounds) if args.cdc_transactions else None
     finally:
         if args.dir is None:
             shutil.rmtree(base, ignore_errors=True)
@@ -158,6 +190,16 @@ def main() -> None:
                 "read_committed_rps": round(committed),
                 "read_uncommitted_rps": round(uncommitted),
                 "read_committed_ratio": round(committed / uncommitted, 3),
+                **(
+                    {
+                        "cdc_streaming_alo_cps": round(cdc[0]),
+                        "cdc_streaming_eos_cps": round(cdc[1]),
+                        "eos_cdc_streaming_ratio": round(cdc[1] / cdc[0], 3),
+                        "cdc_changes": args.cdc_transactions * 1000,
+                    }
+                    if cdc
+                    else {}
+                ),
                 "lines": args.lines,
                 "rate_records_per_s": RATE,
             }
