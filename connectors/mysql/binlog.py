@@ -367,8 +367,7 @@ class BinlogReader:
         self._tx = None
         self._resume = None
         if tx is not None and tx["gtid"]:
-            domain = tx["gtid"].split("-", 1)[0] if self._mariadb else tx["gtid"]
-            self._gtids[domain] = tx["gtid"]
+            _add_gtid(self._gtids, tx["gtid"], mariadb=self._mariadb)
         offset = _offset(self.file, end, _format_gtids(self._gtids))
         offset["server_id"] = event.packet.server_id
         offset["ts_sec"] = event.timestamp
@@ -523,13 +522,25 @@ def _offset(file: str, pos: int, gtids: str | None) -> dict[str, Any]:
 
 
 def _parse_gtids(text: str | None) -> dict[str, str]:
-    """MariaDB's `0-1-42,1-2-7` by domain (MySQL's uuid sets kept whole)."""
+    """A GTID position by its key: MariaDB's `0-1-42,1-2-7` by domain, MySQL's
+    `uuid:1-42,uuid2:1-7` by source uuid."""
     out: dict[str, str] = {}
     for part in (text or "").replace("\n", "").split(","):
         part = part.strip()
         if part:
-            out[part.split("-", 1)[0] if part.count("-") == 2 else part] = part
+            out[part.split(":", 1)[0] if ":" in part else part.split("-", 1)[0]] = part
     return out
+
+
+def _add_gtid(gtids: dict[str, str], gtid: str, *, mariadb: bool) -> None:
+    """A committed transaction's GTID into the position: MariaDB keeps the last GTID
+    per domain; MySQL's set is kept per source as `uuid:1-<n>` (the transactions one
+    server commits are numbered without gaps)."""
+    if mariadb:
+        gtids[gtid.split("-", 1)[0]] = gtid
+    else:
+        uuid, _, number = gtid.partition(":")
+        gtids[uuid] = f"{uuid}:1-{number}"
 
 
 def _format_gtids(gtids: dict[str, str]) -> str | None:

@@ -66,7 +66,7 @@ def open_snapshot(conn: Any, *, locking: str, mariadb: bool) -> tuple[Position, 
     # Step 4
     if not locked and mariadb:
         cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
-        status = dict(cur.fetchall())
+        status = {k.lower(): v for k, v in cur.fetchall()}
         file, pos = status["binlog_snapshot_file"], int(status["binlog_snapshot_position"])
         gtids = _one(cur, f"SELECT BINLOG_GTID_POS('{file}', {pos})")[0]
     else:

@@ -89,7 +89,10 @@ def test_restart_inside_a_multi_row_event_skips_what_was_emitted(mysql_url: str)
         again.stop()
 
 
-def test_changes_during_the_snapshot_appear_exactly_once(mysql_url: str) -> None:
+@pytest.mark.parametrize("locking", ["minimal", "none"])
+def test_changes_during_the_snapshot_appear_exactly_once(mysql_url: str, locking: str) -> None:
+    """minimal: the position is read under FLUSH TABLES WITH READ LOCK; none: MariaDB's
+    binlog_snapshot_file/position of the consistent snapshot, with no lock at all."""
     run(mysql_url, "CREATE TABLE c (id INT PRIMARY KEY, v INT)")
     run(mysql_url, "INSERT INTO c VALUES " + ", ".join(f"({i}, 0)" for i in range(1, 3001)))
     stop = threading.Event()
@@ -104,7 +107,8 @@ def test_changes_during_the_snapshot_appear_exactly_once(mysql_url: str) -> None
                 written.append(n)
 
     thread = threading.Thread(target=writer)
-    d = Driver(config(mysql_url, max_batch_size="500", snapshot_fetch_size="500"))
+    props = config(mysql_url, max_batch_size="500", snapshot_fetch_size="500")
+    d = Driver(dict(props, **{"snapshot.locking.mode": locking}))
     thread.start()
     try:
         d.poll_until(lambda r: any(x.value and x.value.get("op") == "u" for x in r) or False)
