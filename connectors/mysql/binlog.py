@@ -381,7 +381,10 @@ class BinlogReader:
         db = event.schema.decode() if isinstance(event.schema, bytes) else event.schema
         tx = self._tx or {"gtid": None, "pos": end - event.packet.event_size}
         out: list[SourceRecord] = []
-        offset = _offset(self.file, end, None)
+        after = dict(self._gtids)  # the position once this statement is done
+        if tx["gtid"]:
+            _add_gtid(after, tx["gtid"], mariadb=self._mariadb)
+        offset = _offset(self.file, end, _format_gtids(after))
         truncate = _TRUNCATE.match(query)
         source = self._source(
             ts_ms=event.timestamp * 1000,

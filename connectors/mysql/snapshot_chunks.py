@@ -37,7 +37,9 @@ from connectors.mysql.tables import Table
 
 __all__ = ["JsonChunks"]
 
-_KEY_KINDS = (*INTEGERS, "char", "varchar", "decimal", "date", "datetime", "enum", "year")
+# Keys whose JSON form compares in SQL as the column does (not ENUM: ORDER BY sorts it
+# by member index, `>` against text compares text)
+_KEY_KINDS = (*INTEGERS, "char", "varchar", "decimal", "date", "datetime", "year")
 
 
 def _datetime(text: str) -> dt.datetime | None:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect.api import Schema, Struct
+from connect.api import ConnectError, Schema, Struct
 from connectors.mysql.columns import ColumnDef, TypeOptions, column_type
 from connectors.mysql.rows import compile_readers
 from connectors.postgres.envelope import envelope_schema
@@ -240,6 +240,12 @@ def _stream_column(col: Any, nullable: bool) -> ColumnDef:
 
 def from_table_map(event: Any) -> Table:
     """The table a table map event describes (unbuilt; see the module docstring)."""
+    if any(col.name is None for col in event.columns):
+        raise ConnectError(
+            f"the binlog's table map of {event.schema}.{event.table} names no columns: it "
+            "was written before binlog_row_metadata=FULL was set; start from a later "
+            "position (snapshot.mode=when_needed with the offsets deleted)"
+        )
     bitmask = event.null_bitmask
     columns = [
         _stream_column(col, bool(bitmask[i // 8] & (1 << (i % 8))))
