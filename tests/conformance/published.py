@@ -59,6 +59,7 @@ def load(relative: str) -> tuple[str, dict[str, str]]:
     return name, {k: v for k, v in config_map(body).items() if v is not None}
 
 
+_BINLOG_CONNECTOR = re.compile(r"(MySql|MariaDb)Connector$")
 _JDBC_NETWORK = re.compile(r"^jdbc:(?P<kind>mysql|postgresql)://[^/]+/(?P<db>[^?;]*)(?P<rest>.*)$")
 
 
@@ -72,7 +73,9 @@ def localize(config: dict[str, str], site: Site) -> dict[str, str]:
     2. `connection.user` / `connection.password`: the site's credentials for the
        database the URL names.
     3. Debezium's `database.hostname`, `database.port`, `database.user`,
-       `database.password`, `database.dbname`: the site's PostgreSQL.
+       `database.password`, `database.dbname`: the site's PostgreSQL; for Debezium's
+       MySQL and MariaDB connectors the site's MySQL server (the database names their
+       filters list are kept: the case creates them).
     4. `s3.bucket.name`: the site's bucket, and the endpoint and credentials of the
        local S3 server beside it (`store.url`, `aws.access.key.id`,
        `aws.secret.access.key`: a published config reaches AWS through the
@@ -101,7 +104,18 @@ def localize(config: dict[str, str], site: Site) -> dict[str, str]:
         if "connection.password" in out:
             out["connection.password"] = server[4]
     # Step 3
-    if "database.hostname" in out:
+    if "database.hostname" in out and _BINLOG_CONNECTOR.search(out.get("connector.class", "")):
+        assert site.mysql is not None, "a Debezium MySQL config needs the site's MySQL"
+        host, port, _, user, password = site.mysql
+        out.update(
+            {
+                "database.hostname": host,
+                "database.port": str(port),
+                "database.user": user,
+                "database.password": password,
+            }
+        )
+    elif "database.hostname" in out:
         assert site.postgres is not None, "a Debezium config needs the site's PostgreSQL"
         host, port, database, user, password = site.postgres
         out.update(
