@@ -45,7 +45,6 @@ from connectors.mysql.envelope import (
     schema_change_value,
     schema_change_value_schema,
 )
-from connectors.mysql.rows import decode_rows
 from connectors.mysql.tables import Table, from_table_map
 
 __all__ = ["BinlogReader"]
@@ -499,9 +498,9 @@ def _images(event: Any, table: Table) -> list[list[Any]]:
     """The event's row images (an update's before and after alternating), converted.
     Decoded from the event's bytes where the table's readers allow
     (`connectors.mysql.rows`), else by the library."""
-    if table.readers is not None:
+    if table.decoder is not None:
         packet = event.packet
-        images = decode_rows(packet.read(event.event_size - packet.read_bytes), table.readers)
+        images = table.decoder(packet.read(event.event_size - packet.read_bytes))
     else:
         names = table.names
         images = []

@@ -24,7 +24,7 @@ from typing import Any
 
 from connect.api import ConnectError, Schema, Struct
 from connectors.mysql.columns import ColumnDef, TypeOptions, column_type
-from connectors.mysql.rows import compile_readers
+from connectors.mysql.rows import compile_decoder
 from connectors.postgres.envelope import envelope_schema
 from connectors.postgres.tables import ColumnFilter
 
@@ -40,8 +40,9 @@ class Table:
     columns: list[ColumnDef]
     primary_key: list[str]
     topic: str = ""
-    #: the binlog's column readers (`connectors.mysql.rows`); None: the library decodes
-    readers: list[Any] | None = None
+    #: the decoder of this table's row images (`connectors.mysql.rows`); None: the
+    #: library decodes them
+    decoder: Callable[[bytes], list[list[Any]]] | None = None
     value_schema: Schema = field(init=False)
     key_schema: Schema | None = field(init=False)
     envelope: Schema = field(init=False)
@@ -260,5 +261,5 @@ def from_table_map(event: Any) -> Table:
         name=event.table,
         columns=columns,
         primary_key=[columns[i].name for i in key_indexes],
-        readers=compile_readers(event.columns),
+        decoder=compile_decoder(event.columns),
     )
