@@ -40,7 +40,13 @@ from connect.herder.api import (
 from connect.herder.fencing import fence_for_offsets, fence_on_request
 from connect.herder.last_known import LastKnown
 from connect.herder.loggers import LoggerLevels
-from connect.herder.offset_requests import require_in_range, sink_offsets, source_offsets
+from connect.herder.offset_requests import (
+    require_in_range,
+    sink_offsets,
+    source_offsets,
+    source_stores,
+    stored_offsets,
+)
 from connect.herder.plugin_info import connector_plugins, plugin_config
 from connect.herder.secrets import (
     HIDDEN,
@@ -494,7 +500,11 @@ class LogHerder:
                 }
                 for tp, o in sorted(committed.items())
             ]
-        return [{"partition": p, "offset": o} for p, o in self.offsets.get_all(name)]
+        stores = self._source_stores(name, self._require(name), create=False)
+        return [{"partition": p, "offset": o} for p, o in stored_offsets(stores, name).values()]
+
+    def _source_stores(self, name: str, props: Mapping[str, str], *, create: bool) -> list:
+        return source_stores(self.log, self.config, props, self.offsets, create=create)
 
     def fence_zombies(self, name: str) -> None:
         """`PUT /connectors/{name}/fence`: fence the producers of the connector's
@@ -532,7 +542,8 @@ class LogHerder:
                 acknowledged = cls().alter_offsets(
                     config, {partition_key(name, p): o for p, o in items}
                 )
-                self.offsets.put(name, {partition_key(name, p): (p, o) for p, o in items})
+                for store in self._source_stores(name, config, create=True):
+                    store.put(name, {partition_key(name, p): (p, o) for p, o in items})
         if acknowledged:
             return "The offsets for this connector have been altered successfully"
         return (
@@ -554,9 +565,11 @@ class LogHerder:
                     self.log.delete_group(group)  # GROUP_ID_NOT_FOUND, Connect 200
             else:
                 fence_for_offsets(self, name, config)
-                current = self.offsets.get_all(name)
-                cls().alter_offsets(config, {partition_key(name, p): None for p, _ in current})
-                self.offsets.put(name, {partition_key(name, p): (p, None) for p, _ in current})
+                stores = self._source_stores(name, config, create=True)
+                current = stored_offsets(stores, name)
+                cls().alter_offsets(config, dict.fromkeys(current))
+                for store in stores:
+                    store.put(name, {k: (p, None) for k, (p, _) in current.items()})
         return "The offsets for this connector have been reset successfully"
 
     # ------------------------------------------------------ plugins, validation

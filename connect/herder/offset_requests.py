@@ -6,7 +6,8 @@ The bodies of `PATCH /connectors/{name}/offsets` (so `connect offsets set` and
 connector keys them by. Why a module of its own: these are pure functions of the
 request (and of the log's bounds), and the herder (connect.herder.base) only writes
 what they return; a reader looking for why a request was refused finds every rule
-here.
+here. `source_stores` says where a source connector's offsets are read and written
+(its own offsets topic too).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from connect.herder.api import BadRequestError
+from connect.storage import LogTable, OffsetStore
+from connect.storage.offsets import partition_key
 from log import Log, TopicPartition
 
-__all__ = ["require_in_range", "sink_offsets", "source_offsets"]
+__all__ = ["require_in_range", "sink_offsets", "source_offsets", "source_stores", "stored_offsets"]
 
 
 def sink_offsets(offsets: list[dict[str, Any]]) -> dict[TopicPartition, int | None]:
@@ -86,3 +89,40 @@ def source_offsets(
             raise BadRequestError("A source 'offset' must be an object or null")
         items.append((partition, offset))
     return items
+
+
+def source_stores(
+    log: Log,
+    worker_config: Mapping[str, Any],
+    props: Mapping[str, str],
+    worker_store: OffsetStore,
+    *,
+    create: bool,
+) -> list[OffsetStore]:
+    """Where a source connector's offsets are: the worker's store, then the
+    connector's own `offsets.storage.topic` when it has one (an exactly-once task
+    reads that one first and falls back to the worker's, which gets a copy of its
+    commits: connect.worker.source_transactions), read_committed. Why both: an
+    operator's change written to the worker's topic alone would be shadowed by the
+    task's own topic; Kafka writes both too. `create`: make the connector's topic
+    if it does not exist yet (a write), else leave it out (a read)."""
+    topic = str(props.get("offsets.storage.topic") or "").strip()
+    if not topic or topic == worker_config.get("offset.storage.topic", "connect-offsets"):
+        return [worker_store]
+    if not create and topic not in log.list_topics():
+        return [worker_store]
+    partitions = int(worker_config.get("offset.storage.partitions", 25))
+    own = OffsetStore(LogTable(log, topic, partitions=partitions, isolation_level="read_committed"))
+    own.start()
+    return [worker_store, own]
+
+
+def stored_offsets(
+    stores: list[OffsetStore], name: str
+) -> dict[bytes, tuple[dict[str, Any], dict[str, Any]]]:
+    """The connector's offsets by partition key, a later store's winning."""
+    merged: dict[bytes, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for store in stores:
+        for partition, offset in store.get_all(name):
+            merged[partition_key(name, partition)] = (partition, offset)
+    return merged

@@ -19,7 +19,7 @@ from connect.api import ConnectError
 from connect.herder import fencing
 from connect.herder.api import BadRequestError
 from connect.herder.fencing import fence_zombies
-from connect.storage import ConfigStore, LogTable
+from connect.storage import ConfigStore, LogTable, OffsetStore
 from connect.storage.offsets import encode_offsets, partition_key
 from connect.worker.source_transactions import sink_isolation_level, transactional_id
 from log import FileLog, ProducerFencedError, partition_for_key
@@ -201,3 +201,29 @@ def test_a_preparing_worker_fences_for_others_but_runs_its_tasks_without_transac
     assert herder.connector_offsets("v") == []
     herder.fence_zombies("v")  # accepted (the stop's generation of no tasks)
     assert herder.configs.fencing_state("v")[:2] == (False, 0)
+
+
+def test_offsets_of_a_connector_with_its_own_offsets_topic_are_changed_there(
+    start_herder: Any,
+) -> None:
+    """An exactly-once task reads its own `offsets.storage.topic` first: an offset
+    altered or reset in the worker's topic alone would be shadowed there."""
+    herder = start_herder(EOS)
+    config = {
+        "connector.class": "VerifiableSource",
+        "topic": "v",
+        "throughput": "200",
+        "offsets.storage.topic": "v-offsets",
+    }
+    herder.put_connector_config("v", {"name": "v", **config}, allow_replace=False)
+    own = OffsetStore(LogTable(herder.log, "v-offsets", partitions=25))
+    wait_until(lambda: herder.connector_offsets("v") != [], 30, "the task's offsets")
+    herder.stop_connector("v")
+    wait_until(lambda: herder.connector_status("v").tasks == [], 30, "the task stopped")
+    own.start()
+    herder.alter_connector_offsets("v", [{"partition": {"id": 0}, "offset": {"seqno": 3}}])
+    assert own.get_all("v") == [({"id": 0}, {"seqno": 3})]
+    assert herder.offsets.get_all("v") == [({"id": 0}, {"seqno": 3})]
+    assert herder.connector_offsets("v") == [{"partition": {"id": 0}, "offset": {"seqno": 3}}]
+    herder.reset_connector_offsets("v")
+    assert own.get_all("v") == [] and herder.connector_offsets("v") == []
