@@ -255,8 +255,14 @@ def iceberg_runner(run: Run) -> dict[str, Any]:
         began = time.perf_counter()
         run.herder.put_connector_config(
             "ice-cdc",
-            {**_iceberg_props(warehouse, **{"iceberg.tables.upsert-mode-enabled": "true"}),
-             "topics": CHANGES_TOPIC},
+            # Copy-on-write: each commit rewrites every data file holding a changed key
+            # (with keys spread over the table: all of them), so upserts want few, big
+            # commits: one task, one commit for the run's changes.
+            {**_iceberg_props(warehouse, **{
+                "iceberg.tables.upsert-mode-enabled": "true",
+                "iceberg.control.commit.interval-ms": "60000",
+                "iceberg.commit.max-buffered-records": str(run.changes)}),
+             "tasks.max": "1", "topics": CHANGES_TOPIC},
             allow_replace=False,
         )
         ended = _wait(lambda: _iceberg_offsets(warehouse, "ice-cdc") >= run.changes,
