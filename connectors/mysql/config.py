@@ -241,6 +241,43 @@ for _key, _type, _default, _validator, _imp, _doc, _group in [
         _CDC,
     ),
     (
+        "database.history.kafka.topic",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Debezium 1.x's name of schema.history.internal.kafka.topic",
+        _CDC,
+    ),
+    (
+        "schema.history.internal.kafka.bootstrap.servers",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Debezium's brokers of the history topic: accepted, without effect (the history "
+        "records go through the worker's log like every record of the task)",
+        _CDC,
+    ),
+    (
+        "database.history.kafka.bootstrap.servers",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Debezium 1.x's name of schema.history.internal.kafka.bootstrap.servers",
+        _CDC,
+    ),
+    (
+        "schema.history.internal",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Debezium's history implementation class: accepted, without effect",
+        _CDC,
+    ),
+    (
         "skipped.operations",
         ConfigType.LIST,
         "t",
@@ -341,7 +378,7 @@ def parse_config(props: Mapping[str, Any]) -> dict[str, Any]:
     if cfg["connection.url"]:
         connection_params(cfg)
     if not cfg["schema.history.internal.kafka.topic"]:  # Debezium 1.x's name of it
-        cfg["schema.history.internal.kafka.topic"] = props.get("database.history.kafka.topic")
+        cfg["schema.history.internal.kafka.topic"] = cfg["database.history.kafka.topic"]
     if cfg["snapshot.mode"] == "schema_only":
         cfg["snapshot.mode"] = "no_data"
     return cfg

@@ -876,9 +876,9 @@ MYSQL_INVENTORY = (
 )
 
 
-#: Warned about as unknown by MySqlCdcSource, which keeps no history in Kafka; Kafka
-#: Connect does not warn (Debezium declares it): to go once the source declares it.
-MYSQL_HISTORY_BOOTSTRAP = ("schema.history.internal.kafka.bootstrap.servers",)
+#: Keys of Debezium's MySQL history warned about as unknown: none (MySqlCdcSource
+#: declares them, as Debezium does).
+MYSQL_HISTORY_BOOTSTRAP: tuple[str, ...] = ()
 
 
 def _mysql_inventory(r: Run) -> None:
