@@ -75,9 +75,14 @@ class Writer(threading.Thread):
         if self.error is not None:
             raise AssertionError(f"the writer failed: {self.error!r}") from self.error
 
+    def connect(self) -> Any:
+        """A DB-API connection to the source database, not in autocommit (the MySQL
+        replay test's Writer connects with PyMySQL instead)."""
+        return psycopg2.connect(**dsn(self.url))
+
     def run(self) -> None:
         try:
-            conn = psycopg2.connect(**dsn(self.url))
+            conn = self.connect()
             try:
                 next_at = time.monotonic()
                 while not self._halt.is_set():
