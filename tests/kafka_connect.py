@@ -5,10 +5,10 @@ Kafka Connect is the reference Tributary's REST API and change events are compar
 with (tests/conformance/test_differential_*.py). `kafka_connect` (session) is ONE
 distributed worker for the whole session, started lazily by the first test that asks
 (a start costs about 5 s), with Kafka Connect's file and JSON plugins and Debezium's
-PostgreSQL connector, and stopped at the end. It runs on a broker of its own
-(`peer_kafka_broker`): the other broker tests empty `kafka_broker` of every topic and
-group between tests and assert what a fresh cluster lists, neither of which a running
-Kafka Connect, with its internal topics, may disturb or be disturbed by. A worker that
+PostgreSQL, MySQL and MariaDB connectors, and stopped at the end. It runs on a broker of
+its own (`peer_kafka_broker`): the other broker tests empty `kafka_broker` of every
+topic and group between tests and assert what a fresh cluster lists, neither of which
+a running Kafka Connect, with its internal topics, may disturb or be disturbed by. A worker that
 cannot start FAILS the tests that asked for it, with the script's one-line reason.
 """
 
