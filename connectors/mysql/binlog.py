@@ -218,6 +218,13 @@ class BinlogReader:
         self._rows(name, event, packet.log_pos - packet.event_size)  # Step 3
 
     def _begin(self, pos: int, gtid: str | None) -> None:
+        open_tx = self._tx
+        if open_tx is not None and gtid is not None and open_tx["gtid"] == gtid:
+            # the library reconnected (a dropped connection) and the server sends the
+            # open transaction again: skip its rows events already handled
+            self._resume = (open_tx["events"], 0)
+            open_tx["events"] = 0
+            return
         self._tx = {
             "file": self.file,
             "pos": pos,
@@ -375,6 +382,10 @@ class BinlogReader:
             held.source_offset = offset
             self._put([held])
         self.committed = offset
+        if self._mariadb and self._stream is not None:
+            # where the library reconnects to after a dropped connection (it keeps the
+            # GTID state it was started with otherwise, and would send it all again)
+            self._stream.auto_position = offset.get("gtids") or ""
 
     def _ddl(self, event: Any, query: str, end: int) -> None:
         db = event.schema.decode() if isinstance(event.schema, bytes) else event.schema

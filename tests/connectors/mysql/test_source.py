@@ -201,3 +201,30 @@ def test_a_purged_position_is_refused_or_resnapshotted(mysql_url: str) -> None:
         assert events(d.records)[0][1:3] == ("r", {"id": 1})
     finally:
         d.stop()
+
+
+def test_a_dropped_binlog_connection_resumes_where_it_was(
+    mysql_server: MysqlServer, mysql_url: str
+) -> None:
+    """The server ends the binlog session (KILL of its Binlog Dump thread): the library
+    reconnects, from the GTID position after the last transaction handed over, not
+    from where the task started: nothing is emitted twice, nothing lost."""
+    run(mysql_url, "CREATE TABLE k (id INT PRIMARY KEY)")
+    d = Driver(config(mysql_url, snapshot_mode="no_data"))
+    try:
+        run(mysql_url, "INSERT INTO k VALUES (1)", "INSERT INTO k VALUES (2)")
+        d.poll_count(2)
+        with db(mysql_url) as cur:
+            cur.execute(
+                "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'"
+            )
+            dumps = [row[0] for row in cur.fetchall()]
+        assert dumps
+        mysql_server.execute(*(f"KILL {i}" for i in dumps))
+        run(mysql_url, "INSERT INTO k VALUES (3)")
+        d.poll_count(3)
+        run(mysql_url, "INSERT INTO k VALUES (4)")
+        d.poll_count(4)
+    finally:
+        d.stop()
+    assert [e[2]["id"] for e in events(d.records)] == [1, 2, 3, 4]
