@@ -485,14 +485,19 @@ class BinlogReader:
         return self._queue.empty() and self._tx is None and self._held is None
 
     def close(self) -> None:
+        """Stop the thread: it sees the flag at the next event or server heartbeat (at
+        most a second) and closes the stream itself. Closing the connection under it
+        from here is the last resort: the library takes the dropped connection for a
+        network failure and reconnects before the thread can look at the flag."""
         self._stop.set()
-        with contextlib.suppress(Exception):
-            if self._stream is not None:
-                self._stream.close()
         with contextlib.suppress(queue.Empty):
             while True:
                 self._queue.get_nowait()
-        self._thread.join(timeout=5)
+        self._thread.join(timeout=3)
+        if self._thread.is_alive() and self._stream is not None:
+            with contextlib.suppress(Exception):
+                self._stream.close()
+            self._thread.join(timeout=5)
 
 
 def _pymysql_connect(**kwargs: Any) -> Any:
