@@ -172,7 +172,7 @@ class DeltaTableWriter:
         if not self._rows:
             return None
         for attempt in range(self.settings.commit_retries + 1):
-            table = self._load()
+            table = self._load() or self._create()
             owned = self._still_ours(table)  # Step 3a
             if not owned:
                 return None
@@ -227,39 +227,57 @@ class DeltaTableWriter:
                 for tp, w in owned.items() if w.next_offset is not None]
         commit = CommitProperties(app_transactions=txns, max_commit_retries=10)
         hooks = PostCommitHookProperties(create_checkpoint=self.settings.checkpoint_interval == 0)
-        parts = [pa.Table.from_batches([b]) if isinstance(b, pa.RecordBatch) else b
-                 for w in owned.values() for b in w.batches]
-        if not parts:  # offsets only (records without values): nothing worth a version
+        data = self._data(owned)
+        if data is None:  # offsets only (records without values): nothing worth a version
             return -1
-        data = delta_types(pa.concat_tables(parts, promote_options="permissive"))
         if self.settings.mode == "merge":
             return self._merge(table, data, commit, hooks)
-        schema = None if table is None else pa.schema(table.schema().to_arrow())
+        schema = pa.schema(table.schema().to_arrow())
         data, new_columns = conform(data, schema, evolve=self.settings.evolve, table=self.uri)
         from deltalake import write_deltalake
 
         write_deltalake(
-            table if table is not None else self.uri, data, mode="append",
-            schema_mode="merge" if new_columns else None,
-            partition_by=list(self.settings.partition_by) or None if table is None else None,
-            storage_options=None if table is not None else self.settings.storage_options,
+            table, data, mode="append", schema_mode="merge" if new_columns else None,
             commit_properties=commit, post_commithook_properties=hooks,
         )
         return self._load().version()
 
-    def _merge(self, table: Any, data: pa.Table, commit: Any, hooks: Any) -> int:
+    def _data(self, waiting: dict[TopicPartition, _Waiting]) -> pa.Table | None:
+        """The partitions' waiting rows as one table of Delta's types (merge mode: the
+        changes, last per key), or None when none waits."""
+        parts = [pa.Table.from_batches([b]) if isinstance(b, pa.RecordBatch) else b
+                 for w in waiting.values() for b in w.batches]
+        if not parts:
+            return None
+        data = delta_types(pa.concat_tables(parts, promote_options="permissive"))
+        if self.settings.mode == "merge":
+            data = last_per_key(changes(data, cdc_field=self.settings.cdc_field),
+                                self.settings.id_columns)
+        return data
+
+    def _create(self) -> Any:
+        """Step 3: a missing table is created empty (from the waiting rows' schema)
+        before anything is written, so every write has a snapshot whose txn versions
+        were checked, and a concurrent commit of the same partitions conflicts
+        (delta-rs refuses a txn app id another commit set since that snapshot)."""
+        from deltalake import DeltaTable
+
+        data = self._data(self._waiting)
+        if data is None:
+            return None
+        try:
+            DeltaTable.create(
+                self.uri, data.drop_columns([c for c in (OP,) if c in data.column_names]).schema,
+                mode="ignore", partition_by=list(self.settings.partition_by) or None,
+                storage_options=self.settings.storage_options)
+        except Exception:  # another writer created it meanwhile (or the error is real)
+            if self._load() is None:
+                raise
+        return self._load()
+
+    def _merge(self, table: Any, rows: pa.Table, commit: Any, hooks: Any) -> int:
         """Merge mode's step 3b: the batch's changes, last per key, in one MERGE."""
         ids = self.settings.id_columns
-        rows = last_per_key(changes(data, cdc_field=self.settings.cdc_field), ids)
-        if table is None:  # created (empty) first: MERGE needs a target
-            from deltalake import DeltaTable
-
-            DeltaTable.create(
-                self.uri, rows.drop_columns([OP]).schema, mode="ignore",
-                partition_by=list(self.settings.partition_by) or None,
-                storage_options=self.settings.storage_options,
-            )
-            table = self._load()
         schema = pa.schema(table.schema().to_arrow())
         rows, new_columns = conform(rows, schema, evolve=self.settings.evolve, table=self.uri,
                                     keep=(OP,))
