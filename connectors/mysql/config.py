@@ -195,8 +195,9 @@ for _key, _type, _default, _validator, _imp, _doc, _group in [
         Importance.MEDIUM,
         "initial: snapshot when the offsets hold no completed one, then stream; no_data "
         "(schema_only): stream from the current position; when_needed: also snapshot when "
-        "the stored position is no longer on the server; never: stream from the offsets or "
-        "the current position; initial_only: snapshot and stop",
+        "the stored position is no longer on the server; never: stream from the offsets or, "
+        "without them, from the oldest binlog the server has (as Debezium's never); "
+        "initial_only: snapshot and stop",
         _CDC,
     ),
     (

@@ -215,7 +215,9 @@ class MySqlCdcSourceTask(SourceTask):
             return
         if offset is not None and completed:
             start = dict(offset)
-        else:  # no_data / never without offsets: from now on
+        elif mode == "never":  # Debezium's: the whole binlog the server still has
+            start = {"file": files[0] if files else "", "pos": 4, "gtids": None}
+        else:  # no_data without offsets: from now on
             conn = _connect(self._params, self._key)
             try:
                 with conn.cursor() as cur:

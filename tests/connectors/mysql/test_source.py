@@ -228,3 +228,16 @@ def test_a_dropped_binlog_connection_resumes_where_it_was(
     finally:
         d.stop()
     assert [e[2]["id"] for e in events(d.records)] == [1, 2, 3, 4]
+
+
+def test_never_streams_the_whole_binlog_without_a_snapshot(mysql_url: str) -> None:
+    """snapshot.mode=never without offsets reads from the oldest binlog the server has
+    (Debezium's never), so rows written before the task started come as creates."""
+    run(mysql_url, "CREATE TABLE n (id INT PRIMARY KEY)", "INSERT INTO n VALUES (1), (2)")
+    d = Driver(config(mysql_url, snapshot_mode="never"))
+    try:
+        run(mysql_url, "INSERT INTO n VALUES (3)")
+        d.poll_count(3)
+    finally:
+        d.stop()
+    assert [(e[1], e[2]["id"]) for e in events(d.records)] == [("c", 1), ("c", 2), ("c", 3)]
