@@ -152,7 +152,9 @@ class DeltaSinkTask(SinkTask):
 
     def _put_run(self, tp: TopicPartition, run: Sequence[SinkRecord]) -> None:
         """Step 2 for records: consecutive records of one value schema become one
-        Arrow batch (a column at a time); a record without a value ends a run."""
+        Arrow batch (a column at a time); a record without a value ends a run.
+        Schemaless values (JsonConverter without schemas: dicts) become columns of the
+        types Arrow infers from them, a Python step per value (this path's cost)."""
         from connect.api import batch_from_values, file_batch
 
         writer = self._table(tp)
@@ -174,7 +176,12 @@ class DeltaSinkTask(SinkTask):
                     run[j].value_schema is schema or run[j].value_schema == schema):
                 j += 1
             values = [r.value for r in run[i:j]]
-            rows = file_batch(schema, batch_from_values(schema, values))
+            if schema is None:  # schemaless JSON (dicts): Arrow infers the columns
+                import pyarrow as pa
+
+                rows = pa.RecordBatch.from_pylist(values)
+            else:
+                rows = file_batch(schema, batch_from_values(schema, values))
             writer.add(tp, rows, first.kafka_offset, run[j - 1].kafka_offset + 1)
             i = j
 
