@@ -24,8 +24,7 @@ Avro messages, schemas in the worker's embedded registry (untimed). Then, per ta
   offsets in the table cover the M events.
 
 Formats are the `RUNNERS` below: each maps a format to the function that measures the
-sink (and its upserts), and `DLT_FORMATS` the dlt table format. The Delta runners go
-next to the Iceberg ones.
+sink (and its upserts), and `DLT_FORMATS` the dlt table format.
 """
 
 from __future__ import annotations
@@ -278,10 +277,79 @@ def iceberg_runner(run: Run) -> dict[str, Any]:
     return out
 
 
+# -------------------------------------------------------------------- Delta
+
+def _delta_props(table: Path, **extra: str) -> dict[str, str]:
+    return {
+        "connector.class": "DeltaSink",
+        "tasks.max": str(PARTITIONS),
+        "value.converter": AVRO,
+        "value.converter.schema.registry.url": "embedded",
+        "delta.table.uri": str(table),
+        # A poll (up to 10,000 records a partition) is buffered until 200,000 rows wait
+        # or a second has passed: files of that size, a commit a second at most.
+        "delta.flush.size": "200000",
+        "delta.commit.interval.ms": "1000",
+        **extra,
+    }
+
+
+def _delta_offsets(table: Path, connector: str) -> int:
+    """The offsets the table's txn actions hold for the connector's partitions."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        delta = DeltaTable(str(table))
+    except TableNotFoundError:
+        return 0
+    topic = CHANGES_TOPIC if connector.endswith("cdc") else TOPIC
+    return sum(delta.transaction_version(f"{connector}-{topic}-{p}") or 0
+               for p in range(PARTITIONS))
+
+
+def delta_runner(run: Run) -> dict[str, Any]:
+    from deltalake import DeltaTable
+
+    table = run.base / "delta" / TOPIC
+    began = time.perf_counter()
+    run.herder.put_connector_config("delta", {**_delta_props(table), "topics": TOPIC},
+                                    allow_replace=False)
+    ended = _wait(lambda: _delta_offsets(table, "delta") >= run.rows, "delta sink")
+    seconds = ended - began
+    count = DeltaTable(str(table)).to_pyarrow_table(columns=["id"]).num_rows
+    run.herder.delete_connector("delta")
+    out = {"delta_rows_per_s": round(run.rows / seconds), "delta_s": round(seconds, 2),
+           "delta_rows_read_back": count}
+    if run.changes:
+        began = time.perf_counter()
+        run.herder.put_connector_config(
+            "delta-cdc",
+            # One task: MERGEs of two tasks into one table rewrite the same files and
+            # conflict; one MERGE per commit of up to delta.flush.size changes.
+            {**_delta_props(table, **{"delta.write.mode": "merge", "delta.id.columns": "id",
+                                      "tasks.max": "1"}),
+             "topics": CHANGES_TOPIC},
+            allow_replace=False,
+        )
+        ended = _wait(lambda: _delta_offsets(table, "delta-cdc") >= run.changes,
+                      "delta upserts")
+        seconds = ended - began
+        count = DeltaTable(str(table)).to_pyarrow_table(columns=["id"]).num_rows
+        run.herder.delete_connector("delta-cdc")
+        out.update({"delta_upserts_per_s": round(run.changes / seconds),
+                    "delta_upserts_s": round(seconds, 2),
+                    "delta_rows_after_upserts": count,
+                    "delta_rows_after_upserts_expected":
+                        run.rows - run.changes * 15 // 100
+                        + run.changes - run.changes * 70 // 100 - run.changes * 15 // 100})
+    return out
+
+
 #: format → the runner that measures its sink (rows/s, and upserts/s when asked).
-#: The Delta engineer adds "delta": delta_runner here (keys delta_rows_per_s, …).
 RUNNERS: dict[str, Callable[[Run], dict[str, Any]]] = {
     "iceberg": iceberg_runner,
+    "delta": delta_runner,
 }
 #: format → dlt's `table_format` for the same rows.
 DLT_FORMATS: dict[str, str] = {"iceberg": "iceberg", "delta": "delta"}
