@@ -40,11 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connect.api import ConnectError, Schema, SourceRecord, Struct
-from connectors.mysql.envelope import (
-    SCHEMA_CHANGE_KEY,
-    schema_change_value,
-    schema_change_value_schema,
-)
+from connectors.mysql.envelope import ddl_records, schema_change_value_schema
 from connectors.mysql.tables import Table, from_table_map
 
 __all__ = ["BinlogReader"]
@@ -109,7 +105,7 @@ class BinlogReader:
         self._tombstones = tombstones
         self._schema_changes = schema_changes
         self._history_topic = history_topic
-        self._change_schema = schema_change_value_schema(source_schema)
+        self._change_schema = schema_change_value_schema(source_schema) if schema_changes else None
         self._queue: queue.Queue = queue.Queue(maxsize=64)
         self._stop = threading.Event()
         self._error: BaseException | None = None
@@ -423,40 +419,24 @@ class BinlogReader:
                         table.topic, None, None, table.envelope, value, self._partition, offset
                     )
                 )
-        if self._schema_changes and (not db or self._captured_db(db)):
-            key = Struct.trusted(SCHEMA_CHANGE_KEY, [db or ""])
-            value = schema_change_value(
-                self._change_schema, source, db or "", query, event.timestamp * 1000
-            )
-            out.append(
-                SourceRecord.of(
-                    self._prefix,
-                    SCHEMA_CHANGE_KEY,
-                    key,
-                    self._change_schema,
-                    value,
-                    self._partition,
-                    offset,
-                )
-            )
-        if self._history_topic:
-            value = {
-                "source": {"server": self._prefix},
-                "position": dict(offset),
-                "databaseName": db or "",
-                "ddl": query,
-                "tableChanges": [],
-            }
-            out.append(
-                SourceRecord.of(
-                    self._history_topic, None, None, None, value, self._partition, offset
-                )
-            )
+        out += ddl_records(
+            source,
+            db or "",
+            query,
+            offset,
+            prefix=self._prefix,
+            partition=self._partition,
+            change_schema=self._change_schema if self._captured_db(db) else None,
+            history_topic=self._history_topic,
+            ts_ms=event.timestamp * 1000,
+        )
         if out:
             self._emit(out)
         self._commit(event, end)
 
-    def _captured_db(self, db: str) -> bool:
+    def _captured_db(self, db: str | None) -> bool:
+        if not db:
+            return True
         return any(t.db == db for t in self._shapes.values()) or self._captured(db, "")
 
     # -------------------------------------------------------------- task side

@@ -32,6 +32,7 @@ from connect.api import (
     OPTIONAL_STRING_SCHEMA,
     STRING_SCHEMA,
     Schema,
+    SourceRecord,
     Struct,
 )
 from connectors.jdbc.types import DBZ_ENUM, debezium_schema
@@ -41,7 +42,9 @@ __all__ = [
     "SCHEMA_CHANGE_KEY",
     "SNAPSHOT_INDEX",
     "VERSION",
+    "ddl_records",
     "schema_change_value",
+    "schema_change_value_schema",
     "source_block",
     "source_schema",
 ]
@@ -146,3 +149,38 @@ def schema_change_value_schema(source: Schema) -> Schema:
 
 def schema_change_value(schema: Schema, source: Struct, db: str, ddl: str, ts_ms: int) -> Any:
     return Struct.trusted(schema, [source, ts_ms, db, None, ddl, []])
+
+
+def ddl_records(
+    source: Struct,
+    db: str,
+    ddl: str,
+    offset: dict[str, Any],
+    *,
+    prefix: str,
+    partition: dict[str, Any],
+    change_schema: Schema | None,
+    history_topic: str | None,
+    ts_ms: int,
+) -> list[SourceRecord]:
+    """A DDL statement's records: the schema change event on `<prefix>` (when
+    `change_schema` is given: include.schema.changes) and the history topic's record
+    (Debezium's history document: source, position, databaseName, ddl, tableChanges)."""
+    out = []
+    if change_schema is not None:
+        key = Struct.trusted(SCHEMA_CHANGE_KEY, [db])
+        value = schema_change_value(change_schema, source, db, ddl, ts_ms)
+        out.append(
+            SourceRecord.of(prefix, SCHEMA_CHANGE_KEY, key, change_schema, value, partition, offset)
+        )
+    if history_topic:
+        document = {
+            "source": {"server": prefix},
+            "position": dict(offset),
+            "ts_ms": ts_ms,
+            "databaseName": db,
+            "ddl": ddl,
+            "tableChanges": [],
+        }
+        out.append(SourceRecord.of(history_topic, None, None, None, document, partition, offset))
+    return out

@@ -93,6 +93,8 @@ class SnapshotPhase:
         fetch_rows: int,
         batch_rows: int,
         poll_s: float = 0.5,
+        ddl: list[tuple[Table, str]] = (),  # type: ignore[assignment]
+        ddl_records: Callable[..., list[SourceRecord]] | None = None,
     ) -> None:
         self.conn = conn
         self._poll_s = poll_s
@@ -114,6 +116,11 @@ class SnapshotPhase:
             "ts_sec": self.ts_ms // 1000,
             "snapshot": "INITIAL",
         }
+        # Debezium's snapshot DDL: each table's CREATE TABLE before the reads
+        self._ahead: list[SourceRecord] = []
+        for table, statement in ddl if ddl_records is not None else ():
+            source = self._source_of(table)
+            self._ahead += ddl_records(source, table.db, statement, self.offset, ts_ms=self.ts_ms)
         self.current: Table | None = None
         self._cursor: Any = None
         self._chunks: JsonChunks | None = None
@@ -124,6 +131,9 @@ class SnapshotPhase:
     def next_batch(self) -> list[Any] | None:
         """The next reads (the newest held back until we know whether it is the last);
         None once the snapshot is over."""
+        if self._ahead:
+            ahead, self._ahead = self._ahead, []
+            return ahead
         while True:
             if self.current is None:
                 if not self.tables:

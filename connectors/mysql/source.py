@@ -54,7 +54,13 @@ from connectors.mysql.config import (
     parse_config,
     type_options,
 )
-from connectors.mysql.envelope import VERSION, source_block, source_schema
+from connectors.mysql.envelope import (
+    VERSION,
+    ddl_records,
+    schema_change_value_schema,
+    source_block,
+    source_schema,
+)
 from connectors.mysql.tables import Table, read_tables
 from connectors.postgres.envelope import HEARTBEAT_KEY_SCHEMA, HEARTBEAT_VALUE_SCHEMA
 from connectors.postgres.tables import ColumnFilter
@@ -156,6 +162,7 @@ class MySqlCdcSourceTask(SourceTask):
         self._filter = _Filter(cfg)
         self._columns = ColumnFilter(cfg["column.include.list"], cfg["column.exclude.list"])
         self._types = type_options(cfg)
+        self._history_topic: str | None = cfg["schema.history.internal.kafka.topic"]
         self._batch: int = cfg["max.batch.size"]
         self._poll_s: float = cfg["poll.interval.ms"] / 1000
         self._heartbeat_s: float = cfg["heartbeat.interval.ms"] / 1000
@@ -241,6 +248,11 @@ class MySqlCdcSourceTask(SourceTask):
             position, locked = open_snapshot(conn, locking=locking, mariadb=self._mariadb)
             with conn.cursor() as cur:
                 tables = [self._build(t) for t in read_tables(cur, self._filter)]  # Step 5
+                ddl = []
+                wants_ddl = self._cfg["include.schema.changes"] or self._history_topic
+                for table in tables if wants_ddl else []:
+                    cur.execute(f"SHOW CREATE TABLE `{table.db}`.`{table.name}`")
+                    ddl.append((table, cur.fetchone()[1]))
             self._snapshot = SnapshotPhase(
                 conn=conn,
                 locked=locked,
@@ -252,6 +264,18 @@ class MySqlCdcSourceTask(SourceTask):
                 fetch_rows=self._cfg["snapshot.fetch.size"],
                 batch_rows=self._batch,
                 poll_s=self._poll_s,
+                ddl=ddl,
+                ddl_records=functools.partial(
+                    ddl_records,
+                    prefix=self._prefix,
+                    partition=self._partition,
+                    change_schema=(
+                        schema_change_value_schema(self._source_schema)
+                        if self._cfg["include.schema.changes"]
+                        else None
+                    ),
+                    history_topic=self._history_topic,
+                ),
             )
         except BaseException:
             conn.close()
@@ -274,7 +298,7 @@ class MySqlCdcSourceTask(SourceTask):
             skipped=set(self._cfg["skipped.operations"]) - {"none"},
             tombstones=self._cfg["tombstones.on.delete"],
             schema_changes=self._cfg["include.schema.changes"],
-            history_topic=self._cfg["schema.history.internal.kafka.topic"],
+            history_topic=self._history_topic,
         )
 
     def poll(self) -> list[Any] | None:

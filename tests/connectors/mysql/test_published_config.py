@@ -71,10 +71,17 @@ def test_the_tutorial_config_runs(mysql_server: MysqlServer) -> None:
             )
         finally:
             d.stop()
-        got = [e for e in events(d.records) if e[0] == "dbserver1.inventory.customers"]
+        rows = [r for r in d.records if r.topic == "dbserver1.inventory.customers"]
+        got = events(rows)
         assert [(e[1], e[2]) for e in got] == [("r", {"id": 1001}), ("u", {"id": 1001})]
         assert got[1][4]["first_name"] == "Anne Marie"
+        # the snapshot's DDL, before the reads: on <topic.prefix> (include.schema.changes
+        # is on by default) and in the history topic (1.x's database.history.kafka.topic)
+        changes = [r for r in d.records if r.topic == "dbserver1"]
         history = [r for r in d.records if r.topic == "schema-changes.inventory"]
-        assert history == []  # no DDL since the snapshot
+        assert d.records.index(changes[0]) < d.records.index(rows[0])
+        assert [r.value.get("ddl").split("(")[0] for r in changes] == ["CREATE TABLE `customers` "]
+        assert changes[0].value.get("source").get("snapshot") == "true"
+        assert [r.value["ddl"] for r in history] == [changes[0].value.get("ddl")]
     finally:
         mysql_server.drop_database("inventory")
