@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from connect import demo_tables
+
 __all__ = ["JobError", "main"]
 
 SOURCE_CONFIG = "configs/main-job-orders-source.json"
@@ -175,7 +177,7 @@ def _run_pipeline(args: argparse.Namespace, source: _Source) -> tuple[int, int, 
     log = FileLog(config["log.dir"])
     herder = StandaloneHerder(config, log=log, worker_id="main-job")
     herder.start()
-    lake_topic = Path(args.lake) / "topics" / TOPIC
+    lake_topic = demo_tables.lake_dir(args, TOPIC)
     seen: dict[Path, int] = {}
     try:
         started = time.monotonic()
@@ -199,7 +201,7 @@ def _start_connectors(herder: Any, args: argparse.Namespace, source: _Source) ->
     from connect.standalone import load_connector_config
 
     names = []
-    for path in (args.source_config, SINK_CONFIG):
+    for path in (args.source_config, demo_tables.sink_config(args)):
         name, connector = load_connector_config(path)
         herder.put_connector_config(name, connector, allow_replace=True)
         names.append(name)
@@ -374,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source-config", default=SOURCE_CONFIG)
     parser.add_argument("--lake", default="lake")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--table-format", choices=demo_tables.FORMATS, default="parquet",
+                        help="the lake's format (connect.demo_tables)")
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -390,7 +394,7 @@ def _source(args: argparse.Namespace) -> _Source:
     from connect.standalone import load_connector_config
 
     lake = args.lake if Path(args.lake).is_absolute() else f"./{args.lake}"
-    tail = f"embedded log → SparkParquetSink → {lake}"
+    tail = f"embedded log → {demo_tables.sink_name(args)} → {lake}"
     try:
         _, config = load_connector_config(args.source_config)
         kind = Plugins().resolve(
@@ -473,7 +477,7 @@ def _run(args: argparse.Namespace) -> int:
     logs.parent.mkdir(parents=True, exist_ok=True)
     try:
         with _logs_to(logs):
-            spark = _Background()
+            spark = _Background() if demo_tables.needs_spark(args) else None
             if source.shop is not None:
                 from connect.demo_shop import ShopDatabase, ShopError
 
@@ -488,9 +492,11 @@ def _run(args: argparse.Namespace) -> int:
             print(f"  the worker's and Spark's logs: {logs}")
             try:
                 records, _rows, _ = _run_pipeline(args, source)
-                ok = _summary(spark.get(), args, source.shop, records)
+                ok = (_summary(spark.get(), args, source.shop, records)
+                      if args.table_format == "parquet"
+                      else demo_tables.summary(args, source.shop, records))
             finally:
-                if spark.session is not None:
+                if spark is not None and spark.session is not None:
                     spark.session.stop()
     finally:
         if source.shop is not None:

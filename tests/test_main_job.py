@@ -308,3 +308,25 @@ def test_postgres_main_job_says_in_one_line_why_its_source_failed(
             "DROP OWNED BY shopper",
             "DROP ROLE shopper",
         )
+
+
+def test_iceberg_main_job_shows_time_travel_without_a_jvm(tmp_path: Path) -> None:
+    """`--table-format iceberg`: IcebergSink into shop.orders, the summary read with
+    pyiceberg (every version landed, the latest per region equals the database, the
+    first snapshot against now), and no SparkSession started for it."""
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "connect.demo", "--table-format", "iceberg", "--rows", "3000",
+         "--seconds", "3", "--inserts-per-s", "500", "--updates-per-s", "300"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    assert "→ IcebergSink → ./lake" in out
+    assert "time travel: as of the first snapshot" in out
+    assert "database check (orders and revenue per region): equal" in out
+    assert "result: OK" in out
+    assert list((tmp_path / "lake/iceberg/shop/orders/data").glob("*.parquet"))
+    assert "SparkContext" not in (tmp_path / "data/main-job/job.log").read_text()
