@@ -180,12 +180,13 @@ def change_batches(rows: int, changes: int) -> list[Any]:
 
 # --------------------------------------------------------------- the runtime
 
-def _herder(directory: Path) -> tuple[Any, Any]:
+def _herder(directory: Path, isolation: str) -> tuple[Any, Any]:
     from connect.herder.standalone import StandaloneHerder
     from connect.worker.config import WORKER_CONFIG
     from log import FileLog
 
-    raw = {"log.dir": str(directory), "offset.flush.interval.ms": "1000"}
+    raw = {"log.dir": str(directory), "offset.flush.interval.ms": "1000",
+           "task.isolation": isolation}
     log = FileLog(directory)
     herder = StandaloneHerder({**raw, **WORKER_CONFIG.parse(raw)}, log=log, worker_id="bench")
     herder.start()
@@ -213,7 +214,9 @@ def _iceberg_props(warehouse: Path, **extra: str) -> dict[str, str]:
         "iceberg.tables.auto-create-enabled": "true",
         "iceberg.tables.default-id-columns": "id",
         "iceberg.catalog.warehouse": warehouse.as_uri(),
+        # As the Delta runner: a commit a second at most, or once 200,000 rows wait.
         "iceberg.control.commit.interval-ms": "1000",
+        "iceberg.commit.max-buffered-records": "200000",
         **extra,
     }
 
@@ -414,18 +417,22 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=200_000)
     parser.add_argument("--formats", default=",".join(RUNNERS))
     parser.add_argument("--skip-dlt", action="store_true")
+    parser.add_argument("--isolation", choices=("process", "thread"), default="process",
+                        help="thread: tasks in this process (no task start-up in the "
+                        "figures; for profiling)")
     args = parser.parse_args()
     import numpy as np
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
     formats = [f for f in args.formats.split(",") if f]
-    result: dict[str, Any] = {"rows": args.rows, "changes": args.changes}
+    result: dict[str, Any] = {"rows": args.rows, "changes": args.changes,
+                              "isolation": args.isolation}
     with tempfile.TemporaryDirectory(prefix="lakehouse-bench-") as tmp:
         base = Path(tmp)
         rows = [lake_rows(np.arange(s + 1, min(s + 100_000, args.rows) + 1))
                 for s in range(0, args.rows, 100_000)]
-        herder, log = _herder(base / "log")
+        herder, log = _herder(base / "log", args.isolation)
         try:
             fill(log, TOPIC, rows, lake_schema())
             if args.changes:
