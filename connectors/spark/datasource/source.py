@@ -19,9 +19,14 @@ the checkpoint, so a query that is stopped and restarted with the same checkpoin
 continues exactly after the last batch it completed (Spark re-runs a batch it had
 planned but not finished with the same offsets: the same rows). Partitions that appear
 later start at their earliest offset, as in Spark's Kafka source.
-`maxRecordsPerTrigger` caps a micro-batch; with `Trigger.availableNow` the source
-(`SupportsTriggerAvailableNow`) fixes its target at the start and drains up to it in
-capped batches.
+`maxRecordsPerTrigger` caps a micro-batch. PySpark 4.1 (the version pyproject pins:
+Iceberg's and Delta's Spark packages need it) has no admission-control API for Python
+sources: `latestOffset()` is not told where the batch starts. The reader keeps that
+position itself — from `initialOffset()` on a fresh query, and from every
+`partitions(start, end)` Spark plans, which includes the `partitions(last, last)` call
+by which Spark hands a restarted query the last offsets of its checkpoint — and caps
+from there. `Trigger.availableNow` drains everything up to the offsets of its start in
+one batch (Spark wraps a source without admission control so).
 """
 
 from __future__ import annotations
@@ -36,12 +41,6 @@ from pyspark.sql.datasource import (
     DataSourceReader,
     DataSourceStreamReader,
     InputPartition,
-)
-from pyspark.sql.streaming.datasource import (
-    ReadAllAvailable,
-    ReadLimit,
-    ReadMaxRows,
-    SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import StructType
 
@@ -267,7 +266,7 @@ class _Reading:
         if self.opts.value_format != "none":
             from pyspark.sql.pandas.types import to_arrow_schema
 
-            full = to_arrow_schema(schema, timezone="UTC")
+            full = to_arrow_schema(schema, timestamp_utc=True)  # PySpark 4.1
             names = [n for n in full.names if n not in META.names]
             self.value_schema = _to_spark_arrow(pa.schema([full.field(n) for n in names]))
 
@@ -289,11 +288,14 @@ class TributaryBatchReader(_Reading, DataSourceReader):
         return list(_ranges(start, end))
 
 
-class TributaryStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailableNow):
+class TributaryStreamReader(_Reading, DataSourceStreamReader):
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         super().__init__(options, schema)
         self._log: Any = None
-        self._target: Offsets | None = None
+        # Where the next micro-batch starts (see the module docstring): a restarted
+        # query's checkpoint says before the first latestOffset(), a new query starts
+        # at initialOffset().
+        self._position: Offsets | None = None
 
     @property
     def log(self) -> Any:
@@ -303,22 +305,18 @@ class TributaryStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAva
 
     def initialOffset(self) -> dict:
         tps = _topic_partitions(self.log, self.opts)
-        return _resolve(self.log, tps, self.opts.starting, "latest", self.opts.starting_timestamp)
+        start = _resolve(self.log, tps, self.opts.starting, "latest", self.opts.starting_timestamp)
+        self._position = start
+        return start
 
     def _latest(self) -> Offsets:
         tps = _topic_partitions(self.log, self.opts)
         return _resolve(self.log, tps, "latest", "latest")
 
-    def getDefaultReadLimit(self) -> ReadLimit:
-        if self.opts.max_records is not None:
-            return ReadMaxRows(self.opts.max_records)
-        return ReadAllAvailable()
-
-    def prepareForTriggerAvailableNow(self) -> None:
-        self._target = self._latest()
-
-    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
-        latest = self._target if self._target is not None else self._latest()
+    def latestOffset(self) -> dict:
+        latest = self._latest()
+        # Spark 4.1 asks for the latest offset of a new query before its initial one.
+        start = self._position if self._position is not None else self.initialOffset()
         begin: Offsets = {}
         for topic, parts in latest.items():
             for p in parts:
@@ -327,8 +325,8 @@ class TributaryStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAva
                     known = self.log.earliest_offset(topic, int(p))
                 begin.setdefault(topic, {})[p] = known
         end = {t: {p: max(o, begin[t][p]) for p, o in parts.items()} for t, parts in latest.items()}
-        if isinstance(limit, ReadMaxRows):
-            end = _capped(begin, end, limit.max_rows)
+        if self.opts.max_records is not None:
+            end = _capped(begin, end, self.opts.max_records)
         # Partitions the start knows but the log no longer lists keep their offsets.
         for topic, parts in start.items():
             for p, o in parts.items():
@@ -336,6 +334,7 @@ class TributaryStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAva
         return end
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        self._position = end
         return list(_ranges(start, end))
 
     def commit(self, end: dict) -> None:
@@ -385,6 +384,18 @@ class TributaryDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return TributaryStreamReader(dict(self.options), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> Any:
+        """`df.write.format("tributary")` (connectors.spark.datasource.writer)."""
+        from connectors.spark.datasource.writer import TributaryBatchWriter
+
+        return TributaryBatchWriter(dict(self.options))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
+        """`df.writeStream.format("tributary")`: each micro-batch exactly once."""
+        from connectors.spark.datasource.writer import TributaryStreamWriter
+
+        return TributaryStreamWriter(dict(self.options))
 
 
 def _infer_value_schema(opts: SourceOptions) -> pa.Schema:
