@@ -253,6 +253,8 @@ class IcebergSinkTask(SinkTask):
         # Step 3
         pending = [w for w in self.writers.values() if w.batches]
         pending.sort(key=lambda w: bool(w.committed))  # new to the connector first
+        from connectors.iceberg.writer import StaleWriterError
+
         try:
             for writer in pending:
                 offsets = {
@@ -260,6 +262,12 @@ class IcebergSinkTask(SinkTask):
                     for tp, offset in self.next_offset.items()
                 }
                 writer.commit(offsets)
+        except StaleWriterError as exc:
+            _log.warning("%s; dropping the buffered rows and reading again from the "
+                         "table's offsets", exc)
+            for writer in self.writers.values():
+                writer.drop()
+            self.open(list(self.next_offset))
         except Exception:
             self._failed = True
             raise

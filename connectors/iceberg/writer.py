@@ -5,6 +5,10 @@ A commit, numbered as in `TableWriter.commit`:
    changes per key (cdc.py).
 2. The table is loaded fresh (created first when missing and auto-create is on), its
    schema evolved when the records bring new or wider columns and evolution is on.
+   If its snapshots hold offsets of our partitions past what this writer knows,
+   another task has taken them over (this one is a zombie): StaleWriterError, and the
+   task drops its buffers and rewinds to the table's offsets (kafka-delta-ingest's
+   rule) instead of committing rows the other task also writes.
 3. The rows are aligned with the table's own Arrow schema (tables.py).
 4. One catalog commit, whose snapshot summary carries the connector's offsets
    (offsets.py): an append; or, in upsert mode, an overwrite that rewrites the data
@@ -36,18 +40,28 @@ import pyarrow as pa
 from connect.api import DataError, TopicPartition
 from connectors.iceberg.cdc import changes
 from connectors.iceberg.config import IcebergSettings
-from connectors.iceberg.offsets import offsets_property
+from connectors.iceberg.offsets import committed_offsets, offsets_property
 from connectors.iceberg.tables import align, create_table, evolve, load_table, table_arrow_schema
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyiceberg.table import Table
 
-__all__ = ["TableWriter"]
+__all__ = ["StaleWriterError", "TableWriter"]
 
 _log = logging.getLogger("connectors.iceberg")
 _COMMIT_ATTEMPTS = 12
 _INDEX = "__tributary_row"
+
+
+class StaleWriterError(Exception):
+    """Another writer committed offsets of this task's partitions past this task's: the
+    partitions were given to another task meanwhile (this one is a zombie)."""
+
+    def __init__(self, table: str, moved: Mapping[TopicPartition, int]) -> None:
+        self.table = table
+        self.moved = dict(moved)
+        super().__init__(f"{table}: another writer committed {self.moved} meanwhile")
 
 
 class TableWriter:
@@ -90,6 +104,7 @@ class TableWriter:
             try:
                 # Step 2
                 table = self._table(data.schema)
+                self._check_not_stale(table, offsets)
                 # Step 3
                 aligned = align(self.name, table_arrow_schema(table), data)
                 # Step 4
@@ -110,6 +125,16 @@ class TableWriter:
         self.batches, self.rows = [], 0
         self.committed.update(offsets)
         return True
+
+    def _check_not_stale(self, table: Table, offsets: Mapping[TopicPartition, int]) -> None:
+        held = committed_offsets(table, self.settings.connector, offsets.keys())
+        moved = {tp: o for tp, o in held.items() if o > self.committed.get(tp, -1)}
+        if moved:
+            raise StaleWriterError(self.name, moved)
+
+    def drop(self) -> None:
+        """Forget the buffer (a stale writer's rows: their partition is elsewhere)."""
+        self.batches, self.rows = [], 0
 
     def _id_columns(self, data: pa.Table) -> list[str]:
         table = load_table(self.catalog, self.name)

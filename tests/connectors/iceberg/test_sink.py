@@ -214,3 +214,23 @@ def test_config_mistakes_are_one_line_each(tmp_path: Path):
     errors = {r.name: r.errors for r in validate(bad) if r.errors}
     assert set(errors) == {"iceberg.catalog.uri"}
     assert IcebergSinkConnector().config().keys()["iceberg.tables"]
+
+
+def test_a_stale_task_drops_its_rows_instead_of_writing_them_twice(tmp_path: Path):
+    """Two tasks holding one partition (a zombie and its successor): the second to
+    commit finds the partition's offsets moved past its own, drops its buffer and
+    rewinds to the table's offsets."""
+    config = props(tmp_path)
+    schema = order_schema()
+    old, _, old_clock = start(config)
+    new, _, new_clock = start(config)
+    old.put(records(schema, range(10)))
+    new.put(records(schema, range(10)))
+    commit(new, new_clock)
+    commit(old, old_clock)  # the zombie: its rows are already there
+    assert old.context.rewinds == {TP: 10}
+    assert read(tmp_path).column("id").to_pylist() == list(range(10))
+    old.put(records(schema, range(5, 12), first=5))  # what a rewind redelivers
+    new.put(records(schema, range(10, 12), first=10))
+    commit(new, new_clock)
+    assert read(tmp_path).column("id").to_pylist() == list(range(12))
