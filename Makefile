@@ -27,7 +27,7 @@ run: $(STAMP) bytecode
 ## Install what the tests need and run the whole suite (lint included).
 test: $(STAMP) bytecode postgres mysql chromium jvm
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=30
 
 ## PostgreSQL's server binaries for the `postgres` tests (installed from Debian when missing).
 postgres:
