@@ -6,7 +6,7 @@
   of every order to the Iceberg table `shop.orders` in `./lake/iceberg` (an SQL catalog
   on SQLite there); the summary reads it with pyiceberg — no JVM, so `make run` needs no
   Java — and shows time travel: the table as of its first snapshot against now.
-- `delta`: DeltaSink; its config and summary are the two functions marked DELTA below.
+- `delta`: DeltaSink (`connect.demo_delta`: its config, table and summary).
 
 The job counts a table's rows as it does the lake's, from the Parquet footers under
 the table's directory (`lake_dir`), so its progress and its wait are the same code.
@@ -115,8 +115,7 @@ def _latest_by_region(rows: Any) -> dict[str, tuple[int, str]]:
 
 
 # ------------------------------------------------------------------- Delta
-# DELTA: the Delta engineer wires `--table-format delta` here — the DeltaSink's config
-# for the main job, the directory its Parquet files land in, and its summary.
+# DELTA: DeltaSink's config, directory and summary live in connect/demo_delta.py.
 
 def delta_sink_config() -> str:  # DELTA
     from connect.demo_delta import SINK_CONFIG
