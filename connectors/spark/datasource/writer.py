@@ -34,6 +34,9 @@ Protocol (numbered as `# Step N` below):
      on a FileLog) — or, after a crash before it, never.
   7. The staged files are deleted (a crash before this: the replay's step 2 does it).
   `abort` deletes the files of the tasks that finished.
+A batch write (`df.write`) takes steps 1, 3, 4, 6 and 7 under an id of its own; given
+`txnVersion` (a `foreachBatch` passing its batch id) all of them, under the marker of
+`txnAppId` (default: the query id in `checkpointLocation`).
 
 Staged files are not fsynced: they matter only until this run's commit. After a crash
 of the machine Spark re-runs the batch (its checkpoint has no commit for it), which
@@ -224,7 +227,13 @@ class TributaryBatchWriter(DataSourceArrowWriter):
         return _stage(self.opts, self.write_id, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        commit_staged(self.opts, messages, f"tributary-spark-{self.write_id}")
+        version = self.opts.txn_version
+        if version is None:
+            commit_staged(self.opts, messages, f"tributary-spark-{self.write_id}")
+            return
+        # A foreachBatch's write: the micro-batch's marker, as a streaming write's.
+        group = marker_group(self.opts.txn_app_id or _query_id(self.opts, []))
+        commit_staged(self.opts, messages, group, marker=(group, version))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         _delete(messages)

@@ -24,6 +24,10 @@
   Kafka `<checkpointLocation>/tributary-staging`, else the temp directory. On a
   cluster of machines it must be a directory every executor and the driver share.
 - `transaction.timeout.ms`: the commit's transaction timeout (default 60000).
+- `txnVersion` / `txnAppId` (batch writes; Delta Lake's names for the same thing):
+  a batch write inside `foreachBatch` given the batch id as `txnVersion` is written
+  at most once per (`txnAppId`, batch id), as a streaming write's micro-batch is;
+  `txnAppId` defaults to the query id in `checkpointLocation`'s metadata.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ class WriterOptions:
     staging_dir: str
     transaction_timeout_ms: int
     checkpoint: str | None = field(default=None)
+    txn_app_id: str | None = field(default=None)
+    txn_version: int | None = field(default=None)
 
     def open_log(self) -> object:
         """The log the rows go to (a FileLog must exist: a typo is not a new log)."""
@@ -117,6 +123,15 @@ def parse_writer_options(options: Mapping[str, str]) -> WriterOptions:
                 "schema.registry.url", "embedded", "the embedded registry needs log.dir"
             )
     checkpoint = opts.get("checkpointlocation")
+    version = opts.get("txnversion")
+    try:
+        txn_version = int(version) if version is not None else None
+        if txn_version is not None and txn_version < 0:
+            raise ValueError
+    except ValueError:
+        raise OptionError("txnVersion", version, "a batch id (0 or more)") from None
+    if txn_version is not None and checkpoint is None and "txnappid" not in opts:
+        raise OptionError("txnAppId", None, "txnVersion needs txnAppId or checkpointLocation")
     if log_dir is not None:
         log_dir = os.path.abspath(log_dir)
         staging = os.path.join(log_dir, ".spark-staging")
@@ -140,4 +155,6 @@ def parse_writer_options(options: Mapping[str, str]) -> WriterOptions:
         staging_dir=os.path.abspath(opts.get("staging.dir", staging)),
         transaction_timeout_ms=_positive(opts, "transaction.timeout.ms", 60_000),
         checkpoint=checkpoint,
+        txn_app_id=opts.get("txnappid"),
+        txn_version=txn_version,
     )
