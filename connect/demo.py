@@ -166,9 +166,12 @@ def _check_tasks(herder: Any, names: list[str]) -> None:
             raise JobError(f"connector {name} failed: {reason} (trace in {saved})")
 
 
-def _run_pipeline(args: argparse.Namespace, source: _Source) -> tuple[int, int, float]:
+def _run_pipeline(
+    args: argparse.Namespace, source: _Source, streams: Any = None
+) -> tuple[int, int, float]:
     """Steps 2 to 4 of the module docstring: (records in the log, rows in the lake,
-    seconds the pipeline took)."""
+    seconds the pipeline took). With `streams` (`--stream-processing`), its queries
+    and sink run beside the lake sink, and the job also waits for its table."""
     from connect.herder.standalone import StandaloneHerder
     from connect.standalone import load_worker_config
     from log import FileLog
@@ -180,12 +183,21 @@ def _run_pipeline(args: argparse.Namespace, source: _Source) -> tuple[int, int, 
     lake_topic = demo_tables.lake_dir(args, TOPIC)
     seen: dict[Path, int] = {}
     try:
+        if streams is not None:
+            streams.prepare()
         started = time.monotonic()
         names = _start_connectors(herder, args, source)
+        if streams is not None:
+            names.append(streams.start(herder))
+            started = time.monotonic()  # the shop's changes run from when the queries do
         watch = _Watch(args, source, herder, log, names, lake_topic, seen, started)
         records = watch.until_the_lake_holds_the_log()
+        if streams is not None:
+            streams.until_caught_up(args.timeout)
         elapsed = time.monotonic() - started
     finally:
+        if streams is not None:
+            streams.stop()
         herder.stop()
         log.close()
     rows, files = _lake_rows(lake_topic, seen)
@@ -378,6 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--table-format", choices=demo_tables.FORMATS, default="parquet",
                         help="the lake's format (connect.demo_tables)")
+    parser.add_argument(
+        "--stream-processing",
+        action="store_true",
+        help="also run the KSQL-style Spark SQL pipeline (connect.demo_streams)",
+    )
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -490,11 +507,18 @@ def _run(args: argparse.Namespace) -> int:
                     raise JobError(str(exc), 2) from None
             print(source.note)
             print(f"  the worker's and Spark's logs: {logs}")
+            streams = None
+            if args.stream_processing:
+                from connect.demo_streams import DemoStreams
+
+                streams = DemoStreams(spark, JobError)
             try:
-                records, _rows, _ = _run_pipeline(args, source)
+                records, _rows, _ = _run_pipeline(args, source, streams)
                 ok = (_summary(spark.get(), args, source.shop, records)
                       if args.table_format == "parquet"
                       else demo_tables.summary(args, source.shop, records))
+                if streams is not None:
+                    ok = streams.summary() and ok
             finally:
                 if spark is not None and spark.session is not None:
                     spark.session.stop()
