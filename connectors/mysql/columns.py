@@ -174,13 +174,13 @@ def _connect_date(value: dt.date) -> dt.date:
 
 def _zoned(fsp: int) -> Callable[[dt.datetime], str]:
     """ISO-8601 UTC text of a TIMESTAMP value (the session's zone is UTC) with the
-    column's fraction digits."""
+    column's fraction digits. One `isoformat` and a slice: strftime and a second
+    format cost 2.5 us a value, a tenth of a snapshot row's CPU (py-spy, the bench's
+    TIMESTAMP column); TIMESTAMP's years (1970-2038) print alike both ways."""
+    width = 19 + (fsp + 1 if fsp else 0)  # YYYY-MM-DDTHH:MM:SS[.fraction]
 
     def convert(value: dt.datetime) -> str:
-        text = value.strftime("%Y-%m-%dT%H:%M:%S")
-        if fsp:
-            text += "." + f"{value.microsecond:06d}"[:fsp]
-        return text + "Z"
+        return value.isoformat(timespec="microseconds")[:width] + "Z"
 
     return convert
 
