@@ -387,9 +387,11 @@ def unknown_keys(
     """(key, the known key it most resembles or None) for every supplied key that is
     neither known nor under a pass-through prefix, sorted. The resemblance is
     difflib's ratio at 0.75 or more: a dropped unit (`offset.flush.interval`), a
-    missing letter (`tasks.mx`), two swapped (`fiel`)."""
+    missing letter (`tasks.mx`), two swapped (`fiel`). A known name ending in `.*`
+    declares a family of keys (IcebergSink's `iceberg.catalog.*`, handed to the
+    library as they are): every key under that prefix is known."""
     known = sorted(set(known))
-    prefixes = tuple(pass_through)
+    prefixes = tuple(pass_through) + tuple(k[:-1] for k in known if k.endswith(".*"))
     out = []
     for key in sorted(set(supplied) - set(known)):
         if key.startswith(prefixes):

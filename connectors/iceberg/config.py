@@ -82,6 +82,9 @@ CONFIG = (
             "Debezium's envelope op, else __op / __deleted.", group=_TABLES)
     .define(CATALOG_NAME, ConfigType.STRING, "iceberg", None, Importance.LOW,
             "Catalog name.", group=_CATALOG)
+    .define(CATALOG_PREFIX + "*", ConfigType.STRING, None, None, Importance.HIGH,
+            "The catalog's properties, handed to pyiceberg's load_catalog without the "
+            "prefix (type, uri, warehouse, s3.*, …).", group=_CATALOG)
     .define(COMMIT_INTERVAL_MS, ConfigType.LONG, 300_000, at_least(1), Importance.MEDIUM,
             "How often buffered records are committed to their tables (one snapshot per "
             "table per commit).", group=_COMMIT)

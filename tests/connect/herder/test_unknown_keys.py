@@ -33,6 +33,13 @@ def test_unknown_worker_keys_and_what_they_resemble() -> None:
     ]
 
 
+def test_a_known_name_ending_in_a_star_declares_a_family_of_keys() -> None:
+    supplied = ["iceberg.catalog.uri", "iceberg.catalog.s3.endpoint", "iceberg.catalg.uri"]
+    assert unknown_keys(supplied, ["iceberg.catalog", "iceberg.catalog.*"]) == [
+        ("iceberg.catalg.uri", "iceberg.catalog.*")  # the family suggested
+    ]
+
+
 def test_connector_keys_of_transforms_predicates_and_clients_are_known() -> None:
     config = {
         "name": "src",
