@@ -35,7 +35,14 @@ _log = logging.getLogger("connectors.iceberg")
 
 
 def load_catalog(settings: IcebergSettings) -> Catalog:
-    """The configured catalog (an SQL catalog's SQLite directory made first)."""
+    """The configured catalog (an SQL catalog's SQLite directory made first).
+
+    Why a second try: an SQL catalog creates its own tables when it first opens a new
+    database, and two tasks starting together both see them missing; the slower one's
+    CREATE TABLE fails ("table iceberg_tables already exists"), which failed that task
+    at start (seen in bench/lakehouse_bench.py: the other task then took all the
+    partitions). Opened again, it finds the tables and creates none.
+    """
     from pathlib import Path
     from urllib.parse import urlparse
 
@@ -48,7 +55,15 @@ def load_catalog(settings: IcebergSettings) -> Catalog:
     warehouse = props.get("warehouse", "")
     if warehouse.startswith("file:"):
         Path(urlparse(warehouse).path).mkdir(parents=True, exist_ok=True)
-    return load(settings.catalog_name, **props)
+    for attempt in range(3):  # another task may be between its two CREATE TABLEs
+        try:
+            return load(settings.catalog_name, **props)
+        except Exception as exc:
+            if "already exists" not in str(exc) or attempt == 2:
+                raise
+            _log.info("catalog %s: another task made its tables meanwhile; opening it "
+                      "again", settings.catalog_name)
+    raise AssertionError("unreachable")
 
 
 def load_table(catalog: Catalog, name: str) -> Table | None:
