@@ -103,6 +103,11 @@ class IcebergSinkTask(SinkTask):
 
         self.settings: IcebergSettings = parse(props)
         self.catalog = load_catalog(self.settings)
+        # Why here: pyiceberg imports its Arrow FileIO, Parquet writer and pyarrow.dataset
+        # on a table's first load and append; that was 35% of a task's samples after its
+        # start in bench/lakehouse_bench.py (py-spy), delaying the first commit by a
+        # second or more on a loaded machine. A task starts once and commits often.
+        import pyiceberg.io.pyarrow  # noqa: F401
         for name in self.settings.tables:
             self._writer(name)
         self._last_commit = self._clock()
