@@ -187,10 +187,13 @@ class SnapshotPhase:
         )
 
     def _columns(self, table: Table, rows: list[Any]) -> list[list[Any]]:
-        """The rows' converted values, a column at a time."""
+        """The rows' converted values, a column at a time (but those the JSON chunks
+        bring in their final form)."""
+        final = self._chunks.final if self._chunks is not None else frozenset()
         out = []
-        for conv, column in zip(table.snapshot_converters, zip(*rows, strict=True), strict=True):
-            if conv.__name__ == "_same":
+        columns = zip(table.snapshot_converters, zip(*rows, strict=True), strict=True)
+        for i, (conv, column) in enumerate(columns):
+            if conv.__name__ == "_same" or i in final:
                 out.append(list(column))
             else:
                 out.append([None if v is None else conv(v) for v in column])

@@ -126,3 +126,36 @@ def test_decimals_decoded_from_the_binlog_equal_the_snapshot(mysql_url: str) -> 
         expected = [list(r) for r in cur.fetchall()]
     got = [[r.value.get("after").get(k) for k in "abc"] for r in d.records]
     assert got == expected
+
+
+def test_timestamps_of_every_precision_read_as_streamed(mysql_url: str) -> None:
+    """The snapshot's TIMESTAMP text is the server's (JSON chunks), the stream's is
+    formatted from the binlog's value: both give Debezium's ZonedTimestamp, nulls kept."""
+    run(
+        mysql_url,
+        "CREATE TABLE tz (id INT PRIMARY KEY, t0 TIMESTAMP NULL, t3 TIMESTAMP(3) NULL, "
+        "t6 TIMESTAMP(6) NULL)",
+        "INSERT INTO tz VALUES (1, '2024-05-06 07:08:09', '2024-05-06 07:08:09.120', "
+        "'1970-01-01 00:00:01.000001'), (2, NULL, NULL, NULL)",
+    )
+    d = Driver(config(mysql_url))
+    try:
+        d.poll_count(2)
+        run(
+            mysql_url,
+            "INSERT INTO tz VALUES (3, '2024-05-06 07:08:09', '2024-05-06 07:08:09.120', "
+            "'1970-01-01 00:00:01.000001'), (4, NULL, NULL, NULL)",
+        )
+        d.poll_count(4)
+    finally:
+        d.stop()
+    rows = [r.value.get("after").to_dict() for r in d.records]
+    assert [r.pop("id") for r in rows] == [1, 2, 3, 4]
+    assert [r["op"] for r in (x.value.to_dict() for x in d.records)] == ["r", "r", "c", "c"]
+    full = {
+        "t0": "2024-05-06T07:08:09Z",
+        "t3": "2024-05-06T07:08:09.120Z",
+        "t6": "1970-01-01T00:00:01.000001Z",
+    }
+    empty = {"t0": None, "t3": None, "t6": None}
+    assert rows == [full, empty, full, empty]
