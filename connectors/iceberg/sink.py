@@ -107,7 +107,10 @@ class IcebergSinkTask(SinkTask):
         # on a table's first load and append; that was 35% of a task's samples after its
         # start in bench/lakehouse_bench.py (py-spy), delaying the first commit by a
         # second or more on a loaded machine. A task starts once and commits often.
+        # (rich: every append's schema check makes a rich Console, imported then.)
         import pyiceberg.io.pyarrow  # noqa: F401
+        import rich.console
+        import rich.table  # noqa: F401
         for name in self.settings.tables:
             self._writer(name)
         self._last_commit = self._clock()
