@@ -105,8 +105,11 @@ class DemoStreams:
             if time.monotonic() > deadline:
                 raise self._error(f"the source made no topic {TOPIC} within 60s")
             time.sleep(0.05)
+        # Absolute: Spark's Python planner resolves a relative path against the
+        # JVM's working directory, which need not be this process's.
         self.queries = start_orders_pipeline(
-            self._spark.get(), LOG_DIR, CHECKPOINTS, trigger=self._trigger
+            self._spark.get(), str(Path(LOG_DIR).resolve()), str(Path(CHECKPOINTS).resolve()),
+            trigger=self._trigger,
         )
         name, connector = load_connector_config(SINK_CONFIG)
         herder.put_connector_config(name, connector, allow_replace=True)
