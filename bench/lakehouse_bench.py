@@ -202,11 +202,14 @@ def _wait(predicate: Callable[[], bool], what: str) -> float:
     return time.perf_counter()
 
 
-def _start_paused(herder: Any, name: str, config: dict[str, str]) -> tuple[float, float]:
+def _start_paused(herder: Any, name: str, config: dict[str, str],
+                  written: Callable[[], int]) -> tuple[float, float]:
     """Create the connector PAUSED, wait until every task has started (its process
     spawned, pyarrow and the sink imported, `start()` run) and reports PAUSED, then
     resume it: the timed span that follows is log → table alone, as dlt's is (dlt is
     imported before its timer starts). Returns (start-up seconds, the moment resumed).
+    `written` (the rows the table already holds for the connector) must be 0 then: a
+    paused task that had consumed would make the figure a lie.
 
     Why: with process isolation a task's start-up (a Python process importing pyarrow,
     pyiceberg and SQLAlchemy) took 1.5-3 s of a 300,000-row run's 4.6 s at load 5, and
@@ -222,6 +225,8 @@ def _start_paused(herder: Any, name: str, config: dict[str, str]) -> tuple[float
         return len(states) == tasks and all(s == "PAUSED" for s in states)
 
     ready = _wait(started, f"{name} start-up")
+    if written():
+        raise RuntimeError(f"{name}: the paused tasks wrote {written()} rows")
     herder.resume_connector(name)
     return ready - began, time.perf_counter()
 
@@ -308,7 +313,7 @@ def iceberg_runner(run: Run) -> dict[str, Any]:
     warehouse = run.base / "iceberg"
     held = _IcebergOffsets(warehouse, "ice")
     startup, began = _start_paused(run.herder, "ice",
-                                   {**_iceberg_props(warehouse), "topics": TOPIC})
+                                   {**_iceberg_props(warehouse), "topics": TOPIC}, held)
     ended = _wait(lambda: held() >= run.rows, "iceberg sink")
     seconds = ended - began
     count = _iceberg_table(warehouse).scan().to_arrow().num_rows
@@ -329,6 +334,7 @@ def iceberg_runner(run: Run) -> dict[str, Any]:
                 "iceberg.control.commit.interval-ms": "60000",
                 "iceberg.commit.max-buffered-records": str(run.changes)}),
              "tasks.max": "1", "topics": CHANGES_TOPIC},
+            held,
         )
         ended = _wait(lambda: held() >= run.changes, "iceberg upserts")
         seconds = ended - began
