@@ -876,11 +876,6 @@ MYSQL_INVENTORY = (
 )
 
 
-#: Keys of Debezium's MySQL history warned about as unknown: none (MySqlCdcSource
-#: declares them, as Debezium does).
-MYSQL_HISTORY_BOOTSTRAP: tuple[str, ...] = ()
-
-
 def _mysql_inventory(r: Run) -> None:
     """Debezium's tutorial database on the test MariaDB: the published filters name
     `inventory` (a database name, kept by localize()), so the case makes it."""
@@ -1210,19 +1205,16 @@ CASES += [
         "debezium/tutorial-register-mysql.json",
         DBZ.format("tutorial/register-mysql.json", "f455b47a"),
         debezium_tutorial_mysql,
-        unknown=MYSQL_HISTORY_BOOTSTRAP,
     ),
     Case(
         "debezium/tutorial-register-mariadb.json",
         DBZ.format("tutorial/register-mariadb.json", "48efe291"),
         debezium_tutorial_mariadb,
-        unknown=MYSQL_HISTORY_BOOTSTRAP,
     ),
     Case(
         "debezium/unwrap-smt-source.json",
         DBZ.format("unwrap-smt/source.json", "73feb7be"),
         debezium_unwrap_mysql_source,
-        unknown=MYSQL_HISTORY_BOOTSTRAP,
     ),
     Case(
         "debezium/kstreams-live-update-pgsql-source.json",
