@@ -134,7 +134,16 @@ class Encoder:
                     self._log.create_topic(
                         topic, self._opts.topic_partitions, config=self._opts.topic_config
                     )
-                count = self._log.partition_count(topic)
+                # Another task's topic, on Kafka, may not be in this client's metadata yet.
+                deadline = time.monotonic() + 30
+                while True:
+                    try:
+                        count = self._log.partition_count(topic)
+                        break
+                    except UnknownTopicOrPartitionError:
+                        if time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.1)
             self._counts[topic] = count
         return count
 
