@@ -38,7 +38,8 @@ def _fill_log(log_dir: Path, topic: str = "orders", per_partition: int = PER_PAR
         log.create_topic(topic, 2)
         for p in range(2):
             for start in range(0, per_partition, 5_000):
-                ids = [p * per_partition + i for i in range(start, start + 5_000)]
+                end = min(start + 5_000, per_partition)
+                ids = [p * per_partition + i for i in range(start, end)]
                 log.append(topic, p, converter.from_connect_batch(
                     topic, [ORDER] * len(ids), [order(i) for i in ids]))
 
