@@ -318,8 +318,11 @@ class BinlogReader:
         stamps = [now_ns // 1_000_000, now_ns // 1000, now_ns]
         part = self._partition
         if op == "u" and table.key_schema is not None:
-            old_key, new_key = table.key_of(before), table.key_of(after)  # type: ignore[arg-type]
-            if old_key != new_key:  # a primary-key change: delete + tombstone + create
+            # the key's values compared, not two key Structs: most updates keep the key
+            moved = any(before[i] != after[i] for i in table.key_indexes)  # type: ignore[index]
+            new_key = table.key_of(after)  # type: ignore[arg-type]
+            if moved:  # a primary-key change: delete + tombstone + create
+                old_key = table.key_of(before)  # type: ignore[arg-type]
                 value = Struct.trusted(
                     env,
                     [table.value_of(before), None, source, None, "d", *stamps],  # type: ignore[arg-type]
