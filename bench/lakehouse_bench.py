@@ -393,25 +393,27 @@ def delta_runner(run: Run) -> dict[str, Any]:
     from deltalake import DeltaTable
 
     table = run.base / "delta" / TOPIC
-    began = time.perf_counter()
-    run.herder.put_connector_config("delta", {**_delta_props(table), "topics": TOPIC},
-                                    allow_replace=False)
+    # Timed from the resume of started tasks, as the Iceberg runner is (_start_paused).
+    startup, began = _start_paused(run.herder, "delta", {**_delta_props(table), "topics": TOPIC},
+                                   lambda: _delta_offsets(table, "delta"))
     ended = _wait(lambda: _delta_offsets(table, "delta") >= run.rows, "delta sink")
     seconds = ended - began
     count = DeltaTable(str(table)).to_pyarrow_table(columns=["id"]).num_rows
     run.herder.delete_connector("delta")
     out = {"delta_rows_per_s": round(run.rows / seconds), "delta_s": round(seconds, 2),
+           "delta_startup_s": round(startup, 2),
+           "delta_rows_per_s_with_startup": round(run.rows / (seconds + startup)),
            "delta_rows_read_back": count}
     if run.changes:
-        began = time.perf_counter()
-        run.herder.put_connector_config(
+        startup, began = _start_paused(
+            run.herder,
             "delta-cdc",
             # One task: MERGEs of two tasks into one table rewrite the same files and
             # conflict; one MERGE per commit of up to delta.flush.size changes.
             {**_delta_props(table, **{"delta.write.mode": "merge", "delta.id.columns": "id",
                                       "tasks.max": "1"}),
              "topics": CHANGES_TOPIC},
-            allow_replace=False,
+            lambda: _delta_offsets(table, "delta-cdc"),
         )
         ended = _wait(lambda: _delta_offsets(table, "delta-cdc") >= run.changes,
                       "delta upserts")
@@ -420,6 +422,7 @@ def delta_runner(run: Run) -> dict[str, Any]:
         run.herder.delete_connector("delta-cdc")
         out.update({"delta_upserts_per_s": round(run.changes / seconds),
                     "delta_upserts_s": round(seconds, 2),
+                    "delta_upserts_startup_s": round(startup, 2),
                     "delta_rows_after_upserts": count,
                     "delta_rows_after_upserts_expected":
                         run.rows - run.changes * 15 // 100
