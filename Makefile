@@ -51,7 +51,7 @@ jvm:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-bench: $(STAMP) bytecode postgres chromium jvm
+bench: $(STAMP) bytecode postgres mysql chromium jvm
 	$(BIN)/python bench/log_bench.py
 	$(BIN)/python bench/pipeline_bench.py
 	$(BIN)/python bench/registry_bench.py
@@ -62,6 +62,9 @@ bench: $(STAMP) bytecode postgres chromium jvm
 	$(BIN)/python bench/cluster_bench.py
 	$(BIN)/python bench/peers_bench.py
 	$(BIN)/python bench/eos_bench.py
+	$(BIN)/python bench/lakehouse_bench.py
+	$(BIN)/python bench/mysql_cdc_bench.py
+	$(BIN)/python bench/streams_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info test-artifacts
