@@ -4,8 +4,9 @@ and its keys, with Tabular's upsert mode for CDC.
 
 How a record reaches a table (numbered as in the code):
 1. `open(partitions)`: each known table's snapshots say up to which offset it holds
-   each partition (offsets.py); the task rewinds the consumer to the lowest of them
-   (`SinkTaskContext.offset`) and remembers, per table, what that table already has.
+   each partition (offsets.py); when every table the task may write holds one, the
+   task moves the consumer to the lowest of them (`SinkTaskContext.offset`), and it
+   remembers, per table, what that table already has.
 2. `put_batches` / `put`: values come as Arrow columns (the converters' `to_arrow`, or
    the records turned a column at a time), never a row at a time. A record at an
    offset before the partition's next expected one is a replay (read before the
@@ -127,6 +128,9 @@ class IcebergSinkTask(SinkTask):
     # ---------------------------------------------------------- partitions
 
     def open(self, partitions: Sequence[TopicPartition]) -> None:
+        self._resume_from_tables(partitions, stale=False)
+
+    def _resume_from_tables(self, partitions: Sequence[TopicPartition], *, stale: bool) -> None:
         # Step 1
         from connectors.iceberg.offsets import committed_offsets
         from connectors.iceberg.tables import load_table
@@ -142,9 +146,20 @@ class IcebergSinkTask(SinkTask):
                 )
         rewinds = {}
         for tp in partitions:
-            held = [w.committed[tp] for w in self.writers.values() if tp in w.committed]
-            if held:
-                rewinds[tp] = self.next_offset[tp] = min(held)
+            held = [w.committed.get(tp) for w in self.writers.values()]
+            known = [h for h in held if h is not None]
+            if not known:
+                continue
+            # Skip ahead to the tables' offsets only when every table the task may write
+            # holds the partition: a table with none yet (new to the connector, its first
+            # commit lost to a crash after another table's commit in the same round, or
+            # with dynamic routing one not created yet) needs the rows from the group's
+            # offsets, which pre_commit never let run ahead of any table; the tables
+            # that hold them skip them (step 2). After a stale commit the task drops its
+            # buffer and must read again from the tables' offsets.
+            if not stale and (self.settings.dynamic or None in held):
+                continue
+            rewinds[tp] = self.next_offset[tp] = min(known)
         if rewinds:
             _log.info("resuming from the tables' offsets %s", rewinds)
             self.context.offset(rewinds)
@@ -275,7 +290,7 @@ class IcebergSinkTask(SinkTask):
                          "table's offsets", exc)
             for writer in self.writers.values():
                 writer.drop()
-            self.open(list(self.next_offset))
+            self._resume_from_tables(list(self.next_offset), stale=True)
         except Exception:
             self._failed = True
             raise

@@ -263,3 +263,31 @@ def test_tasks_starting_together_on_a_new_sql_catalog_all_start(tmp_path: Path):
             t.join(timeout=60)
         assert not any(t.is_alive() for t in threads)
     assert not errors
+
+
+def test_a_crash_between_two_new_tables_commits_loses_no_row(tmp_path: Path):
+    """Two tables routed by a field, both new: the round commits the first and the task
+    dies before the second's commit. The restarted task must not skip ahead to the
+    first table's offsets: the second holds nothing yet, and its rows come from the
+    group's offsets (here the start), which pre_commit never moved past them."""
+    config = props(tmp_path, **{"iceberg.tables": "db.c0,db.c1",
+                                "iceberg.tables.route-field": "customer"})
+    schema = order_schema()
+    ids = [i for i in range(70) if i % 7 in (0, 1)]  # customers c0 and c1 only
+    task, _, _ = start(config)
+    task.put(records(schema, ids))
+    assert task.pre_commit({TP: len(ids)}) == {}  # nothing held: the group stays put
+    # Step 3 of the round, cut short: the first table commits, the second never does.
+    task.writers["db.c0"].commit({TP: len(ids)})
+    assert committed_offsets(load(tmp_path, "db.c0"), "ice") == {TP: len(ids)}
+
+    task2, context, clock2 = start(config)
+    assert context.rewinds == {}  # db.c1 holds nothing of the partition
+    task2.put(records(schema, ids))  # the group redelivers from its offset, 0
+    commit(task2, clock2)
+    assert read(tmp_path, "db.c0").column("id").to_pylist() == [i for i in ids if i % 7 == 0]
+    assert read(tmp_path, "db.c1").column("id").to_pylist() == [i for i in ids if i % 7 == 1]
+
+    # Once both tables hold the partition, a restart skips ahead to them again.
+    _, context3, _ = start(config)
+    assert context3.rewinds == {TP: len(ids)}
