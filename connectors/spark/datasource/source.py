@@ -64,6 +64,8 @@ META = pa.schema(
     ]
 )
 _CHUNK_BYTES = 8 << 20
+#: how far back from a partition's end schema inference looks for a committed value
+_SCHEMA_LOOKBACK = 64
 
 
 @dataclass(frozen=True)
@@ -399,17 +401,25 @@ class TributaryDataSource(DataSource):
 
 
 def _infer_value_schema(opts: SourceOptions) -> pa.Schema:
-    """The value columns, from the newest record of the first partition with data."""
+    """The value columns, from the newest record of the first partition with data.
+
+    Newest committed record with a value, among the partition's last few: on a
+    transactional topic (the tributary writer's) the last offset is a commit marker,
+    and an aborted record is no schema of the topic's."""
     from connectors.spark.json_batches import JsonBatchDecoder
 
     log = _open_log(opts.log_dir)
     try:
         for topic, partition in _topic_partitions(log, opts):
             latest = log.latest_offset(topic, partition)
-            if latest <= log.earliest_offset(topic, partition):
+            earliest = log.earliest_offset(topic, partition)
+            if latest <= earliest:
                 continue
-            records = log.read(topic, partition, latest - 1, max_records=1)
-            values = [r.value for r in records if r.value is not None]
+            records = log.read(
+                topic, partition, max(earliest, latest - _SCHEMA_LOOKBACK),
+                max_records=_SCHEMA_LOOKBACK, isolation_level="read_committed",
+            )
+            values = [r.value for r in records if r.value is not None][-1:]
             if values and opts.value_format == "avro":
                 from connectors.spark.datasource.avro import AvroDecoder, arrow_schema_of
 
