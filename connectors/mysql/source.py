@@ -36,16 +36,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from connect.api import (
-    ConfigDef,
     ConfigError,
-    ConfigValue,
     ConnectError,
-    ExactlyOnceSupport,
-    SourceConnector,
     SourceRecord,
     SourceTask,
     Struct,
 )
+from connectors.cdc_connector import SingleTaskCdcConnector
 from connectors.mysql.checks import binlog_files, check_privileges, check_server, server_kind
 from connectors.mysql.config import (
     CONFIG,
@@ -109,43 +106,15 @@ def _connect(params: Mapping[str, Any], key: str) -> Any:
         ) from None
 
 
-class MySqlCdcSourceConnector(SourceConnector):
-    """Checks the config and hands it to its single task."""
+class MySqlCdcSourceConnector(SingleTaskCdcConnector):
+    """Checks the config and hands it to its single task (connectors.cdc_connector)."""
 
     VERSION = VERSION
-
-    def config(self) -> ConfigDef:
-        return CONFIG
-
-    def validate(self, props: Mapping[str, Any]) -> list[ConfigValue]:
-        results = CONFIG.validate(props)
-        if any(r.errors for r in results):
-            return results
-        try:
-            parse_config(props)
-        except ConfigError as exc:
-            for result in results:
-                if result.name == exc.name:
-                    result.errors.append(str(exc))
-        return results
-
-    def start(self, props: Mapping[str, str]) -> None:
-        parse_config(props)
-        self._props = dict(props)
+    CONFIG = CONFIG
+    parse = staticmethod(parse_config)
 
     def task_class(self) -> type:
         return MySqlCdcSourceTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._props)]  # one binlog reader: Debezium's single task
-
-    def stop(self) -> None:
-        pass
-
-    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
-        """Offsets are binlog positions with the rows already emitted: the same offset
-        yields the same changes."""
-        return ExactlyOnceSupport.SUPPORTED
 
 
 class MySqlCdcSourceTask(SourceTask):

@@ -58,16 +58,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from connect.api import (
-    ConfigDef,
     ConfigError,
-    ConfigValue,
     ConnectError,
-    ExactlyOnceSupport,
     RecordMetadata,
-    SourceConnector,
     SourceRecord,
     SourceTask,
 )
+from connectors.cdc_connector import SingleTaskCdcConnector
 from connectors.postgres.changes import ChangeEvents
 from connectors.postgres.checks import (
     check_privileges,
@@ -131,43 +128,15 @@ def _connect(params: Mapping[str, Any], key: str, **extra: Any) -> Any:
         ) from None
 
 
-class PostgresCdcSourceConnector(SourceConnector):
-    """Checks the config and hands it to its single task."""
+class PostgresCdcSourceConnector(SingleTaskCdcConnector):
+    """Checks the config and hands it to its single task (connectors.cdc_connector)."""
 
     VERSION = VERSION
-
-    def config(self) -> ConfigDef:
-        return CONFIG
-
-    def validate(self, props: Mapping[str, Any]) -> list[ConfigValue]:
-        results = CONFIG.validate(props)
-        if any(r.errors for r in results):
-            return results
-        try:
-            parse_config(props)
-        except ConfigError as exc:
-            for result in results:
-                if result.name == exc.name:
-                    result.errors.append(str(exc))
-        return results
-
-    def start(self, props: Mapping[str, str]) -> None:
-        parse_config(props)
-        self._props = dict(props)
+    CONFIG = CONFIG
+    parse = staticmethod(parse_config)
 
     def task_class(self) -> type:
         return PostgresCdcSourceTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._props)]  # one slot, one reader: Debezium's single task
-
-    def stop(self) -> None:
-        pass
-
-    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
-        """Its offsets are LSNs (and a snapshot's place): a restart streams the
-        slot from the stored one, so the same offset yields the same changes."""
-        return ExactlyOnceSupport.SUPPORTED
 
 
 class PostgresCdcSourceTask(SourceTask):
