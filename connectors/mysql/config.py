@@ -14,7 +14,6 @@ keys through; the ones that change what is captured or how are declared here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,9 +24,11 @@ from connect.api import (
     Importance,
     Password,
     at_least,
-    non_empty_string,
     one_of,
 )
+from connectors.cdc_config import operations as _operations
+from connectors.cdc_config import regexes as _regexes
+from connectors.cdc_config import topic_prefix as _topic_prefix
 from connectors.jdbc.urls import has_placeholder, mask_url, translate
 from connectors.mysql.columns import (
     BIGINT_UNSIGNED_MODES,
@@ -40,30 +41,9 @@ __all__ = ["CONFIG", "SNAPSHOT_MODES", "connection_params", "parse_config", "typ
 
 SNAPSHOT_MODES = ("initial", "no_data", "schema_only", "when_needed", "never", "initial_only")
 LOCKING_MODES = ("minimal", "extended", "none")
-OPERATIONS = ("c", "u", "d", "t", "none")
 _DB = "Database"
 _CDC = "Change capture"
 _TYPES = "Column types"
-
-
-def _regexes(name: str, value: Any) -> None:
-    for entry in value or []:
-        try:
-            re.compile(entry)
-        except re.error as exc:
-            raise ConfigError(name, entry, f"not a regular expression ({exc})") from None
-
-
-def _operations(name: str, value: Any) -> None:
-    for op in value or []:
-        if op not in OPERATIONS:
-            raise ConfigError(name, ",".join(value), f"{op!r} is not one of c, u, d, t, none")
-
-
-def _topic_prefix(name: str, value: Any) -> None:
-    non_empty_string(name, value)
-    if value is not None and not re.fullmatch(r"[a-zA-Z0-9._-]+", str(value)):
-        raise ConfigError(name, value, "topic names allow only letters, digits, '.', '_', '-'")
 
 
 def _mysql_url(url: str, key: str = "connection.url") -> Any:

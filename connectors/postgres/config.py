@@ -40,6 +40,9 @@ from connect.api import (
     non_empty_string,
     one_of,
 )
+from connectors.cdc_config import operations as _operations
+from connectors.cdc_config import regexes as _regexes
+from connectors.cdc_config import topic_prefix as _topic_prefix
 from connectors.jdbc.urls import DatabaseUrl, has_placeholder, libpq_params, mask_url, translate
 from connectors.postgres.columns import (
     DECIMAL_HANDLING_MODES,
@@ -61,7 +64,6 @@ __all__ = [
 SNAPSHOT_MODES = ("initial", "never", "no_data", "initial_only", "always")
 AUTOCREATE_MODES = ("all_tables", "filtered", "disabled")
 LOGICAL_DECODING_PLUGINS = ("pgoutput", "decoderbufs", "wal2json")
-OPERATIONS = ("c", "u", "d", "t", "none")
 _SESSION_OPTIONS = (
     "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=postgres -c extra_float_digits=3"
 )
@@ -70,29 +72,9 @@ _DB = "Database"
 _CDC = "Change capture"
 
 
-def _regexes(name: str, value: Any) -> None:
-    for entry in value or []:
-        try:
-            re.compile(entry)
-        except re.error as exc:
-            raise ConfigError(name, entry, f"not a regular expression ({exc})") from None
-
-
-def _operations(name: str, value: Any) -> None:
-    for op in value or []:
-        if op not in OPERATIONS:
-            raise ConfigError(name, ",".join(value), f"{op!r} is not one of c, u, d, t, none")
-
-
 def _identifier(name: str, value: Any) -> None:
     if value is not None and not re.fullmatch(r"[a-z0-9_]{1,63}", str(value)):
         raise ConfigError(name, value, "use 1 to 63 lower-case letters, digits and underscores")
-
-
-def _topic_prefix(name: str, value: Any) -> None:
-    non_empty_string(name, value)
-    if value is not None and not re.fullmatch(r"[a-zA-Z0-9._-]+", str(value)):
-        raise ConfigError(name, value, "topic names allow only letters, digits, '.', '_', '-'")
 
 
 def _postgres_url(url: str, key: str = "connection.url") -> DatabaseUrl:
