@@ -29,10 +29,10 @@ def lake_dir(args: argparse.Namespace, topic: str) -> Path:
 
 def summary(
     args: argparse.Namespace, shop: Any, records: int, topic: str,
-    latest_by_region: Callable[[Any], dict[str, tuple[int, str]]],
+    check: Callable[[Any, Any, int], bool],
 ) -> bool:
-    """What landed, read back with delta-rs; `latest_by_region` is the Iceberg
-    summary's (the same check on the same columns)."""
+    """What landed, read back with delta-rs; `check` is the Iceberg summary's
+    (`connect.demo_tables.check_table`: the same check on the same columns)."""
     from deltalake import DeltaTable
 
     path = lake_dir(args, topic).resolve()
@@ -46,16 +46,4 @@ def summary(
     then = DeltaTable(str(path), version=first).to_pyarrow_table(columns=["id"])
     print(f"  time travel: as of version {first} the table held {then.num_rows:,} rows; "
           f"now {now.num_rows:,}")
-    got = latest_by_region(now)
-    print("  latest version of each order, by region:")
-    for region, (orders, revenue) in sorted(got.items(), key=lambda kv: str(kv[0])):
-        print(f"    {region!s:<6} {orders:>8,} orders  revenue {revenue:>14}")
-    ok = now.num_rows == records
-    print(f"  rows against the log's records: {now.num_rows:,} / {records:,}")
-    if shop is not None:
-        expected = shop.totals()
-        ok = ok and got == expected
-        print("  database check (orders and revenue per region): "
-              f"{'equal' if got == expected else f'DIFFERENT: {expected}'}")
-    print("  result: OK" if ok else "  result: MISMATCH")
-    return ok
+    return check(now, shop, records)

@@ -18,7 +18,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMATS", "lake_dir", "needs_spark", "sink_config", "sink_name", "summary"]
+__all__ = [
+    "FORMATS", "check_table", "lake_dir", "needs_spark", "sink_config", "sink_name", "summary",
+]
 
 FORMATS = ("parquet", "iceberg", "delta")
 PARQUET_SINK_CONFIG = "configs/main-job-lake-sink.json"
@@ -83,6 +85,13 @@ def iceberg_summary(args: argparse.Namespace, shop: Any, records: int) -> bool:
     then = table.scan(snapshot_id=first.snapshot_id).to_arrow()
     print(f"  time travel: as of the first snapshot ({first.snapshot_id}) the table held "
           f"{then.num_rows:,} rows; now {now.num_rows:,}")
+    return check_table(now, shop, records)
+
+
+def check_table(now: Any, shop: Any, records: int) -> bool:
+    """What both table formats' summaries check and print: the latest version of each
+    order per region (against the database's when the job made the shop), and the
+    table's rows against the log's records."""
     got = _latest_by_region(now)
     print("  latest version of each order, by region:")
     for region, (orders, revenue) in sorted(got.items(), key=lambda kv: str(kv[0])):
@@ -133,4 +142,4 @@ def delta_summary(args: argparse.Namespace, shop: Any, records: int) -> bool:  #
     from connect.demo import TOPIC
     from connect.demo_delta import summary as delta
 
-    return delta(args, shop, records, TOPIC, _latest_by_region)
+    return delta(args, shop, records, TOPIC, check_table)
