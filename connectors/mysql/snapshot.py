@@ -42,7 +42,7 @@ from connectors.mysql.snapshot_chunks import JsonChunks
 from connectors.mysql.tables import Table
 from connectors.postgres.envelope import TRANSACTION_SCHEMA
 
-__all__ = ["Position", "SnapshotPhase", "open_snapshot"]
+__all__ = ["Position", "SnapshotPhase", "convert_columns", "open_snapshot", "read_items"]
 
 Position = dict[str, Any]  # file, pos, gtids (None without GTIDs)
 
@@ -187,25 +187,18 @@ class SnapshotPhase:
         )
 
     def _columns(self, table: Table, rows: list[Any]) -> list[list[Any]]:
-        """The rows' converted values, a column at a time (but those the JSON chunks
-        bring in their final form)."""
         final = self._chunks.final if self._chunks is not None else frozenset()
-        out = []
-        columns = zip(table.snapshot_converters, zip(*rows, strict=True), strict=True)
-        for i, (conv, column) in enumerate(columns):
-            if conv.__name__ == "_same" or i in final:
-                out.append(list(column))
-            else:
-                out.append([None if v is None else conv(v) for v in column])
-        return out
+        return convert_columns(table, rows, final)
 
     def _emit(self, table: Table, rows: list[Any]) -> list[Any]:
         columns = self._columns(table, rows)
-        items: list[Any]
-        if any(f.schema.type is Type.STRUCT for f in table.value_schema.fields):
-            items = self._records(table, columns)  # geometry: no Arrow path
-        else:
-            items = [self._batch(table, columns, len(rows))]
+        items = read_items(
+            table,
+            columns,
+            source=self._source_of(table),
+            partition=self._partition,
+            offset=self.offset,
+        )
         out: list[Any] = [self.pending] if self.pending is not None else []
         if not self._table_rows:  # the table's first row: a record of its own mark
             head = items.pop(0)
@@ -224,75 +217,6 @@ class SnapshotPhase:
                 out.append(last.slice(0, n - 1))
             last = last.slice(n - 1).records()[0]
         self.pending = last
-        return out
-
-    def _batch(self, table: Table, columns: list[list[Any]], n: int) -> SourceBatch:
-        env = table.envelope
-        fields = {f.name: f for f in env.fields}
-        kept = range(len(columns)) if table.value_indexes is None else table.value_indexes
-        value_fields = table.value_schema.fields
-        arrays = [
-            pa.array(columns[i], type=arrow.arrow_type(f.schema))
-            for i, f in zip(kept, value_fields, strict=True)
-        ]
-        after = (
-            pa.StructArray.from_arrays(arrays, names=[f.name for f in value_fields])
-            if arrays
-            else pa.array([{}] * n, pa.struct([]))
-        )
-        now_ns = time.time_ns()
-        values = pa.RecordBatch.from_arrays(
-            [
-                pa.nulls(n, after.type),
-                after,
-                arrow.repeat(fields["source"].schema, self._source_of(table), n),
-                arrow.repeat(TRANSACTION_SCHEMA, None, n),
-                arrow.repeat(fields["op"].schema, "r", n),
-                arrow.repeat(fields["ts_ms"].schema, now_ns // 1_000_000, n),
-                arrow.repeat(fields["ts_us"].schema, now_ns // 1000, n),
-                arrow.repeat(fields["ts_ns"].schema, now_ns, n),
-            ],
-            names=[f.name for f in env.fields],
-        )
-        keys = None
-        if table.key_schema is not None:
-            keys = pa.RecordBatch.from_arrays(
-                [
-                    pa.array(columns[i], type=arrow.arrow_type(f.schema))
-                    for i, f in zip(table.key_indexes, table.key_schema.fields, strict=True)
-                ],
-                names=[f.name for f in table.key_schema.fields],
-            )
-        return SourceBatch(
-            topic=table.topic,
-            value_schema=env,
-            values=values,
-            key_schema=table.key_schema,
-            keys=keys,
-            source_partition=self._partition,
-            source_offset=self.offset,
-        )
-
-    def _records(self, table: Table, columns: list[list[Any]]) -> list[Any]:
-        source = self._source_of(table)
-        now_ns = time.time_ns()
-        stamps = [now_ns // 1_000_000, now_ns // 1000, now_ns]
-        out = []
-        for row in zip(*columns, strict=True):
-            value = Struct.trusted(
-                table.envelope, [None, table.value_of(row), source, None, "r", *stamps]
-            )
-            out.append(
-                SourceRecord.of(
-                    table.topic,
-                    table.key_schema,
-                    table.key_of(row),
-                    table.envelope,
-                    value,
-                    self._partition,
-                    self.offset,
-                )
-            )
         return out
 
     def _first_marker(self) -> str:
@@ -324,6 +248,121 @@ class SnapshotPhase:
                 cur.execute("UNLOCK TABLES")
         with contextlib.suppress(Exception):
             self.conn.close()
+
+
+def convert_columns(
+    table: Table, rows: list[Any], final: frozenset[int] = frozenset()
+) -> list[list[Any]]:
+    """The rows' converted values, a column at a time (but for the columns in `final`,
+    which come in their event form already)."""
+    out = []
+    columns = zip(table.snapshot_converters, zip(*rows, strict=True), strict=True)
+    for i, (conv, column) in enumerate(columns):
+        if conv.__name__ == "_same" or i in final:
+            out.append(list(column))
+        else:
+            out.append([None if v is None else conv(v) for v in column])
+    return out
+
+
+def read_items(
+    table: Table,
+    columns: list[list[Any]],
+    *,
+    source: Struct,
+    partition: dict[str, Any],
+    offset: dict[str, Any],
+) -> list[Any]:
+    """Reads (`op = r`) of converted columns: one SourceBatch of Arrow columns, or
+    records where a column has no Arrow path (geometry). The initial snapshot's and
+    the incremental snapshot's (`connectors.mysql.incremental`) chunks both go here."""
+    n = len(columns[0]) if columns else 0
+    if any(f.schema.type is Type.STRUCT for f in table.value_schema.fields):
+        return _records(table, columns, source, partition, offset)
+    return [_batch(table, columns, n, source, partition, offset)]
+
+
+def _batch(
+    table: Table,
+    columns: list[list[Any]],
+    n: int,
+    source: Struct,
+    partition: dict[str, Any],
+    offset: dict[str, Any],
+) -> SourceBatch:
+    env = table.envelope
+    fields = {f.name: f for f in env.fields}
+    kept = range(len(columns)) if table.value_indexes is None else table.value_indexes
+    value_fields = table.value_schema.fields
+    arrays = [
+        pa.array(columns[i], type=arrow.arrow_type(f.schema))
+        for i, f in zip(kept, value_fields, strict=True)
+    ]
+    after = (
+        pa.StructArray.from_arrays(arrays, names=[f.name for f in value_fields])
+        if arrays
+        else pa.array([{}] * n, pa.struct([]))
+    )
+    now_ns = time.time_ns()
+    values = pa.RecordBatch.from_arrays(
+        [
+            pa.nulls(n, after.type),
+            after,
+            arrow.repeat(fields["source"].schema, source, n),
+            arrow.repeat(TRANSACTION_SCHEMA, None, n),
+            arrow.repeat(fields["op"].schema, "r", n),
+            arrow.repeat(fields["ts_ms"].schema, now_ns // 1_000_000, n),
+            arrow.repeat(fields["ts_us"].schema, now_ns // 1000, n),
+            arrow.repeat(fields["ts_ns"].schema, now_ns, n),
+        ],
+        names=[f.name for f in env.fields],
+    )
+    keys = None
+    if table.key_schema is not None:
+        keys = pa.RecordBatch.from_arrays(
+            [
+                pa.array(columns[i], type=arrow.arrow_type(f.schema))
+                for i, f in zip(table.key_indexes, table.key_schema.fields, strict=True)
+            ],
+            names=[f.name for f in table.key_schema.fields],
+        )
+    return SourceBatch(
+        topic=table.topic,
+        value_schema=env,
+        values=values,
+        key_schema=table.key_schema,
+        keys=keys,
+        source_partition=partition,
+        source_offset=offset,
+    )
+
+
+def _records(
+    table: Table,
+    columns: list[list[Any]],
+    source: Struct,
+    partition: dict[str, Any],
+    offset: dict[str, Any],
+) -> list[Any]:
+    now_ns = time.time_ns()
+    stamps = [now_ns // 1_000_000, now_ns // 1000, now_ns]
+    out = []
+    for row in zip(*columns, strict=True):
+        value = Struct.trusted(
+            table.envelope, [None, table.value_of(row), source, None, "r", *stamps]
+        )
+        out.append(
+            SourceRecord.of(
+                table.topic,
+                table.key_schema,
+                table.key_of(row),
+                table.envelope,
+                value,
+                partition,
+                offset,
+            )
+        )
+    return out
 
 
 def _ss_cursor() -> Any:
