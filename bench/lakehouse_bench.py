@@ -18,6 +18,9 @@ Avro messages, schemas in the worker's embedded registry (untimed). Then, per ta
   "dlt[filesystem,pyiceberg,deltalake]"`): its aiobotocore pins an older botocore than
   the project's boto3 wants, so it never enters the project's environment;
 - <format>_vs_dlt: the ratio;
+- <format>_cpu_s_per_m_rows: CPU seconds (user + system) of this process and its
+  children (the task processes) over the timed span, per million rows: the figure that
+  does not move with the machine's load (the bench's own table polling is in it);
 - <format>_upserts_per_s: M (default 200,000) change events — updates, deletes and
   inserts, as ExtractNewRecordState writes them (`__op`, `__deleted`) — applied in
   upsert mode to the N-row table, timed from the connector's creation until its
@@ -202,12 +205,30 @@ def _wait(predicate: Callable[[], bool], what: str) -> float:
     return time.perf_counter()
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its live children (the worker's
+    task processes with process isolation): the load-independent measure beside the
+    wall-clock rate. Children gone meanwhile are not counted."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0.0
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
+
+
 def _start_paused(herder: Any, name: str, config: dict[str, str],
-                  written: Callable[[], int]) -> tuple[float, float]:
+                  written: Callable[[], int]) -> tuple[float, float, float]:
     """Create the connector PAUSED, wait until every task has started (its process
     spawned, pyarrow and the sink imported, `start()` run) and reports PAUSED, then
     resume it: the timed span that follows is log → table alone, as dlt's is (dlt is
-    imported before its timer starts). Returns (start-up seconds, the moment resumed).
+    imported before its timer starts). Returns (start-up seconds, the moment resumed,
+    `_cpu_seconds()` then).
     `written` (the rows the table already holds for the connector) must be 0 then: a
     paused task that had consumed would make the figure a lie.
 
@@ -227,8 +248,9 @@ def _start_paused(herder: Any, name: str, config: dict[str, str],
     ready = _wait(started, f"{name} start-up")
     if written():
         raise RuntimeError(f"{name}: the paused tasks wrote {written()} rows")
+    cpu = _cpu_seconds()
     herder.resume_connector(name)
-    return ready - began, time.perf_counter()
+    return ready - began, time.perf_counter(), cpu
 
 
 # ------------------------------------------------------------------ Iceberg
@@ -312,19 +334,20 @@ class _IcebergOffsets:
 def iceberg_runner(run: Run) -> dict[str, Any]:
     warehouse = run.base / "iceberg"
     held = _IcebergOffsets(warehouse, "ice")
-    startup, began = _start_paused(run.herder, "ice",
-                                   {**_iceberg_props(warehouse), "topics": TOPIC}, held)
+    startup, began, cpu = _start_paused(run.herder, "ice",
+                                        {**_iceberg_props(warehouse), "topics": TOPIC}, held)
     ended = _wait(lambda: held() >= run.rows, "iceberg sink")
-    seconds = ended - began
+    seconds, cpu = ended - began, _cpu_seconds() - cpu
     count = _iceberg_table(warehouse).scan().to_arrow().num_rows
     run.herder.delete_connector("ice")
     out = {"iceberg_rows_per_s": round(run.rows / seconds), "iceberg_s": round(seconds, 2),
            "iceberg_startup_s": round(startup, 2),
            "iceberg_rows_per_s_with_startup": round(run.rows / (seconds + startup)),
+           "iceberg_cpu_s_per_m_rows": round(cpu * 1e6 / run.rows, 2),
            "iceberg_rows_read_back": count}
     if run.changes:
         held = _IcebergOffsets(warehouse, "ice-cdc")
-        startup, began = _start_paused(
+        startup, began, cpu = _start_paused(
             run.herder, "ice-cdc",
             # Copy-on-write: each commit rewrites every data file holding a changed key
             # (with keys spread over the table: all of them), so upserts want few, big
@@ -337,13 +360,14 @@ def iceberg_runner(run: Run) -> dict[str, Any]:
             held,
         )
         ended = _wait(lambda: held() >= run.changes, "iceberg upserts")
-        seconds = ended - began
+        seconds, cpu = ended - began, _cpu_seconds() - cpu
         expected = run.rows + run.changes * 15 // 100 - run.changes * 15 // 100
         count = _iceberg_table(warehouse).scan().to_arrow().num_rows
         run.herder.delete_connector("ice-cdc")
         out.update({"iceberg_upserts_per_s": round(run.changes / seconds),
                     "iceberg_upserts_s": round(seconds, 2),
                     "iceberg_upserts_startup_s": round(startup, 2),
+                    "iceberg_upserts_cpu_s_per_m": round(cpu * 1e6 / run.changes, 2),
                     "iceberg_rows_after_upserts": count,
                     "iceberg_rows_after_upserts_expected": expected})
     return out
@@ -394,18 +418,20 @@ def delta_runner(run: Run) -> dict[str, Any]:
 
     table = run.base / "delta" / TOPIC
     # Timed from the resume of started tasks, as the Iceberg runner is (_start_paused).
-    startup, began = _start_paused(run.herder, "delta", {**_delta_props(table), "topics": TOPIC},
-                                   lambda: _delta_offsets(table, "delta"))
+    startup, began, cpu = _start_paused(run.herder, "delta",
+                                        {**_delta_props(table), "topics": TOPIC},
+                                        lambda: _delta_offsets(table, "delta"))
     ended = _wait(lambda: _delta_offsets(table, "delta") >= run.rows, "delta sink")
-    seconds = ended - began
+    seconds, cpu = ended - began, _cpu_seconds() - cpu
     count = DeltaTable(str(table)).to_pyarrow_table(columns=["id"]).num_rows
     run.herder.delete_connector("delta")
     out = {"delta_rows_per_s": round(run.rows / seconds), "delta_s": round(seconds, 2),
            "delta_startup_s": round(startup, 2),
            "delta_rows_per_s_with_startup": round(run.rows / (seconds + startup)),
+           "delta_cpu_s_per_m_rows": round(cpu * 1e6 / run.rows, 2),
            "delta_rows_read_back": count}
     if run.changes:
-        startup, began = _start_paused(
+        startup, began, cpu = _start_paused(
             run.herder,
             "delta-cdc",
             # One task: MERGEs of two tasks into one table rewrite the same files and
@@ -417,12 +443,13 @@ def delta_runner(run: Run) -> dict[str, Any]:
         )
         ended = _wait(lambda: _delta_offsets(table, "delta-cdc") >= run.changes,
                       "delta upserts")
-        seconds = ended - began
+        seconds, cpu = ended - began, _cpu_seconds() - cpu
         count = DeltaTable(str(table)).to_pyarrow_table(columns=["id"]).num_rows
         run.herder.delete_connector("delta-cdc")
         out.update({"delta_upserts_per_s": round(run.changes / seconds),
                     "delta_upserts_s": round(seconds, 2),
                     "delta_upserts_startup_s": round(startup, 2),
+                    "delta_upserts_cpu_s_per_m": round(cpu * 1e6 / run.changes, 2),
                     "delta_rows_after_upserts": count,
                     "delta_rows_after_upserts_expected":
                         run.rows - run.changes * 15 // 100
