@@ -26,6 +26,11 @@ How a transaction becomes records (numbered as `_handle` does it):
    schema change event on `<topic.prefix>` (`include.schema.changes`) and, when
    `schema.history.internal.kafka.topic` is set, a record of it there; `TRUNCATE`
    gives a `t` event unless skipped.
+
+With `signal.data.collection` set, the rows events of the signal table go to the
+incremental snapshot (`connectors.mysql.incremental`, `_signal_rows`), every captured
+table's row images too (its window drops the changed keys), and every offset carries
+its `incremental_snapshot_*` entries (`_extra`).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from typing import Any
 
 from connect.api import ConnectError, Schema, SourceRecord, Struct
 from connectors.mysql.envelope import ddl_records, schema_change_value_schema
+from connectors.mysql.stream_batch import RowsBatch, batchable, keys_kept
 from connectors.mysql.tables import Table, from_table_map
 
 __all__ = ["BinlogReader"]
@@ -92,6 +98,7 @@ class BinlogReader:
         tombstones: bool,
         schema_changes: bool,
         history_topic: str | None,
+        incremental: Any = None,
     ) -> None:
         self._params = params
         self._server_id = server_id
@@ -111,6 +118,11 @@ class BinlogReader:
         self._error: BaseException | None = None
         self._tables: dict[int, Table | None] = {}
         self._shapes: dict[tuple[Any, ...], Table] = {}
+        #: the incremental snapshot (connectors.mysql.incremental), the signal table's
+        #: table ids, and the offsets' entries it asks for now
+        self._incremental = incremental
+        self._signal_ids: dict[int, Table] = {}
+        self._extra: dict[str, Any] = incremental.offset if incremental is not None else {}
         self.file: str = start["file"]
         self._gtids: dict[str, str] = _parse_gtids(start.get("gtids"))
         # where the stream starts, and what of its first transaction was emitted
@@ -120,8 +132,12 @@ class BinlogReader:
         self._start_pos = int(start["pos"])
         #: the offset after the last transaction handed over (heartbeats carry it)
         self.committed: dict[str, Any] = _offset(self.file, self._start_pos, start.get("gtids"))
+        self.committed.update(self._extra)
         self._tx: dict[str, Any] | None = None
-        self._held: SourceRecord | None = None
+        #: the newest record or batch, held back for its transaction's commit
+        self._held: Any = None
+        #: creates / updates gathered into the next batch (`connectors.mysql.stream_batch`)
+        self._gathered: RowsBatch | None = None
         self._stream: Any = None
         self._thread = threading.Thread(target=self._run, name="mysql-binlog", daemon=True)
         self._thread.start()
@@ -132,6 +148,9 @@ class BinlogReader:
         from pymysqlreplication import BinLogStreamReader
 
         try:
+            if self._incremental is not None:  # a snapshot the offsets hold goes on
+                self._incremental.start()
+                self._extra = self._incremental.offset
             # MariaDB: from the GTID position (the library positions MariaDB by GTIDs
             # only; every transaction has one); MySQL: from the file and position.
             where: dict[str, Any] = (
@@ -173,8 +192,12 @@ class BinlogReader:
             except queue.Full:
                 continue
 
-    def _emit(self, records: list[SourceRecord]) -> None:
-        """Queue records, the newest held back for its transaction's commit."""
+    def _emit(self, records: list[Any]) -> None:
+        """Queue records (and batches), the newest held back for its transaction's
+        commit; rows gathered for a batch go first."""
+        if self._gathered is not None:
+            gathered, self._gathered = self._gathered, None
+            records.insert(0, gathered.build())
         if not records:
             return
         if self._held is not None:
@@ -233,6 +256,11 @@ class BinlogReader:
         self._start_pos = -1
 
     def _table_map(self, event: Any) -> None:
+        if self._incremental is not None:
+            if self._incremental.is_signal(event.schema, event.table):
+                self._signal_ids[event.table_id] = self._build(from_table_map(event))
+            else:
+                self._signal_ids.pop(event.table_id, None)
         if not self._captured(event.schema, event.table):
             self._tables[event.table_id] = None
             return
@@ -251,6 +279,9 @@ class BinlogReader:
             assert tx is not None
         index = tx["events"]
         tx["events"] += 1
+        images = None
+        if self._signal_ids and event.table_id in self._signal_ids:
+            images = self._signal_rows(name, event, tx, index, pos)
         table = self._tables.get(event.table_id)
         if table is None:
             return
@@ -272,22 +303,19 @@ class BinlogReader:
             "row": 0,
             "server_id": server_id,
             "ts_sec": event.timestamp,
+            **self._extra,
         }
-        first = self._source(
-            ts_ms=event.timestamp * 1000,
-            snapshot="false",
-            db=table.db,
-            table=table.name,
-            gtid=tx["gtid"],
-            file=self.file,
-            pos=pos,
-            row=0,
-            server_id=server_id,
-        )
-        source_values = list(first.values())
-        source_schema = first.schema
-        images = _images(event, table)
+        first = self._source(ts_ms=event.timestamp * 1000, snapshot="false", db=table.db,
+                             table=table.name, gtid=tx["gtid"], file=self.file, pos=pos,
+                             row=0, server_id=server_id)  # fmt: skip
+        source_values, source_schema = list(first.values()), first.schema
+        if images is None:
+            images = _images(event, table)
+        if self._incremental is not None:
+            self._incremental.changed(table, images)
         per = 2 if op == "u" else 1
+        if self._gather(table, op, images[skip * per :], source_values, skip, base):
+            return
         out: list[SourceRecord] = []
         for r in range(skip, len(images) // per):
             values = source_values.copy()
@@ -302,6 +330,70 @@ class BinlogReader:
                 before, after = images[r], None
             self._change(table, op, before, after, source, offset, out)
         self._emit(out)
+
+    def _gather(
+        self,
+        table: Table,
+        op: str,
+        images: list[list[Any]],
+        source: list[Any],
+        skip: int,
+        base: dict[str, Any],
+    ) -> bool:
+        """Add the event's rows to the batch being gathered, when they can travel as
+        one (`connectors.mysql.stream_batch`); False: they go as records."""
+        if not images or (op == "d" and self._tombstones) or not batchable(table):
+            return False
+        if op == "u":
+            befores, afters = images[0::2], images[1::2]
+            if not keys_kept(table, befores, afters):
+                return False
+        elif op == "c":
+            befores, afters = [], images
+        else:
+            befores, afters = images, []
+        gathered = self._gathered
+        if gathered is not None and not gathered.fits(table, op):
+            self._emit([])  # builds and queues (or holds) what was gathered
+            gathered = None
+        if gathered is None:
+            gathered = self._gathered = RowsBatch(table, op, self._partition)
+        count = skip + (len(afters) or len(befores))
+        gathered.add(source, skip, befores, afters, {**base, "row": count})
+        return True
+
+    def _signal_rows(
+        self, name: str, event: Any, tx: dict[str, Any], index: int, pos: int
+    ) -> list[list[Any]] | None:
+        """The signal table's rows to the incremental snapshot, which may answer with a
+        chunk's reads (emitted here, before the rows' own events when the table is
+        captured too). Returns the row images (the event's bytes are read once)."""
+        if self._resume is not None and index < self._resume[0]:
+            return None  # handled before the restart
+        images = _images(event, self._signal_ids[event.table_id])
+        op = {"WriteRowsEvent": "c", "UpdateRowsEvent": "u", "DeleteRowsEvent": "d"}[name]
+        server_id = event.packet.server_id
+        offset = {
+            "file": tx["file"],
+            "pos": tx["pos"],
+            **({"gtids": tx["gtids"]} if tx["gtids"] else {}),
+            "event": index,
+            "row": 0,
+            "server_id": server_id,
+            "ts_sec": event.timestamp,
+            **self._extra,
+        }
+        at = {
+            "ts_ms": event.timestamp * 1000,
+            "gtid": tx["gtid"],
+            "file": self.file,
+            "pos": pos,
+            "server_id": server_id,
+        }
+        out = self._incremental.signal(op, images, offset=offset, at=at)
+        self._extra = self._incremental.offset
+        self._emit(out)
+        return images
 
     def _change(
         self,
@@ -374,8 +466,11 @@ class BinlogReader:
         if tx is not None and tx["gtid"]:
             _add_gtid(self._gtids, tx["gtid"], mariadb=self._mariadb)
         offset = _offset(self.file, end, _format_gtids(self._gtids))
+        offset.update(self._extra)
         offset["server_id"] = event.packet.server_id
         offset["ts_sec"] = event.timestamp
+        if self._gathered is not None:
+            self._emit([])
         held, self._held = self._held, None
         if held is not None:
             held.source_offset = offset
@@ -394,6 +489,7 @@ class BinlogReader:
         if tx["gtid"]:
             _add_gtid(after, tx["gtid"], mariadb=self._mariadb)
         offset = _offset(self.file, end, _format_gtids(after))
+        offset.update(self._extra)
         truncate = _TRUNCATE.match(query)
         source = self._source(
             ts_ms=event.timestamp * 1000,
@@ -465,7 +561,8 @@ class BinlogReader:
 
     def idle(self) -> bool:
         """Nothing queued and no transaction open (a heartbeat may carry `committed`)."""
-        return self._queue.empty() and self._tx is None and self._held is None
+        waiting = (self._tx, self._held, self._gathered)
+        return self._queue.empty() and all(w is None for w in waiting)
 
     def close(self) -> None:
         """Stop the thread: it sees the flag at the next event or server heartbeat (at
@@ -481,6 +578,8 @@ class BinlogReader:
             with contextlib.suppress(Exception):
                 self._stream.close()
             self._thread.join(timeout=5)
+        if self._incremental is not None:
+            self._incremental.close()
 
 
 def _pymysql_connect(**kwargs: Any) -> Any:
@@ -549,6 +648,8 @@ def _format_gtids(gtids: dict[str, str]) -> str | None:
 
 
 def _stream_error(exc: BaseException) -> ConnectError:
+    if isinstance(exc, ConnectError):  # ours, already saying what to fix
+        return exc
     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
     if code == 1236:  # ER_MASTER_FATAL_ERROR_READING_BINLOG: purged or unknown position
         return ConnectError(f"cannot read the binlog from the stored position: {exc.args[-1]}")
