@@ -34,6 +34,8 @@ ID_COLUMNS = "iceberg.tables.default-id-columns"
 PARTITION_BY = "iceberg.tables.default-partition-by"
 UPSERT = "iceberg.tables.upsert-mode-enabled"
 CDC_FIELD = "iceberg.tables.cdc-field"
+AUTO_CREATE_PROPS = "iceberg.tables.auto-create-props."
+WRITE_PROPS = "iceberg.tables.write-props."
 CATALOG_NAME = "iceberg.catalog"
 CATALOG_PREFIX = "iceberg.catalog."
 COMMIT_INTERVAL_MS = "iceberg.control.commit.interval-ms"
@@ -80,6 +82,12 @@ CONFIG = (
     .define(CDC_FIELD, ConfigType.STRING, None, None, Importance.LOW,
             "Field holding the operation (c/r/u/d or I/U/D) in upsert mode; default: "
             "Debezium's envelope op, else __op / __deleted.", group=_TABLES)
+    .define(AUTO_CREATE_PROPS + "*", ConfigType.STRING, None, None, Importance.LOW,
+            "Table properties of auto-created tables, without the prefix "
+            "(e.g. write.parquet.compression-codec).", group=_TABLES)
+    .define(WRITE_PROPS + "*", ConfigType.STRING, None, None, Importance.LOW,
+            "Properties of this sink's data files, over the table's own, without the "
+            "prefix (write.parquet.*, write.target-file-size-bytes).", group=_TABLES)
     .define(CATALOG_NAME, ConfigType.STRING, "iceberg", None, Importance.LOW,
             "Catalog name.", group=_CATALOG)
     .define(CATALOG_PREFIX + "*", ConfigType.STRING, None, None, Importance.HIGH,
@@ -111,6 +119,9 @@ class IcebergSettings:
     catalog: dict[str, str] = field(default_factory=dict)
     commit_interval_ms: int = 300_000
     max_buffered: int = 1_000_000
+    #: `iceberg.tables.auto-create-props.*` and `…write-props.*`, prefix stripped.
+    auto_create_props: dict[str, str] = field(default_factory=dict)
+    write_props: dict[str, str] = field(default_factory=dict)
 
 
 def parse_partition_by(
@@ -137,6 +148,11 @@ def parse_partition_by(
             raise ConfigError(PARTITION_BY, text, f"{name} takes a width: {name}(N, column)")
         out.append((name, int(arg) if arg else None, m.group(3)))
     return tuple(out)
+
+
+def _prefixed(props: Mapping[str, Any], prefix: str) -> dict[str, str]:
+    return {k[len(prefix):]: str(v) for k, v in props.items()
+            if k.startswith(prefix) and len(k) > len(prefix)}
 
 
 def _catalog(props: Mapping[str, Any], name: str) -> dict[str, str]:
@@ -216,6 +232,8 @@ def parse(props: Mapping[str, Any]) -> IcebergSettings:
         catalog=_catalog(props, c[CATALOG_NAME]),
         commit_interval_ms=c[COMMIT_INTERVAL_MS],
         max_buffered=c[MAX_BUFFERED],
+        auto_create_props=_prefixed(props, AUTO_CREATE_PROPS),
+        write_props=_prefixed(props, WRITE_PROPS),
     )
 
 

@@ -79,7 +79,8 @@ def create_table(
     catalog: Catalog, name: str, schema: pa.Schema, settings: IcebergSettings
 ) -> Table:
     """A new table from a batch's schema: identifier columns required (Iceberg's rule),
-    the default partition spec, both in the creating commit. Another task creating it
+    the default partition spec, both in the creating commit, and the table properties
+    of `iceberg.tables.auto-create-props.*`. Another task creating it
     at the same moment wins harmlessly: its table is loaded instead."""
     ids = set(settings.id_columns)
     missing = ids - set(schema.names)
@@ -93,7 +94,8 @@ def create_table(
         if not catalog.namespace_exists(namespace):
             raise
     try:
-        table = catalog.create_table(name, schema=pa.schema(fields))
+        table = catalog.create_table(name, schema=pa.schema(fields),
+                                     properties=dict(settings.auto_create_props))
     except Exception as exc:  # TableAlreadyExistsError, or the catalog's own race error
         existing = load_table(catalog, name)
         if existing is None:
