@@ -36,14 +36,43 @@ from connectors.mysql.columns import (
     TIME_PRECISION_MODES,
     TypeOptions,
 )
+from connectors.mysql.signals import split_name
 
 __all__ = ["CONFIG", "SNAPSHOT_MODES", "connection_params", "parse_config", "type_options"]
 
 SNAPSHOT_MODES = ("initial", "no_data", "schema_only", "when_needed", "never", "initial_only")
 LOCKING_MODES = ("minimal", "extended", "none")
+WATERMARKING_STRATEGIES = ("insert_insert", "insert_delete")
+#: Debezium's signal channels; only `source` (the signal table) is read here
+SIGNAL_CHANNELS = ("source", "kafka", "jmx", "file", "in-process")
 _DB = "Database"
 _CDC = "Change capture"
 _TYPES = "Column types"
+_SIGNALS = "Signals and incremental snapshots"
+
+
+def _signal_table(name: str, value: Any) -> None:
+    if value is None:
+        return
+    try:
+        split_name(str(value))
+    except ValueError:
+        raise ConfigError(name, value, "the signal table as db.table") from None
+
+
+def _channels(name: str, value: Any) -> None:
+    for channel in value or []:
+        if channel not in SIGNAL_CHANNELS:
+            raise ConfigError(
+                name, value, f"{channel!r} is not one of {', '.join(SIGNAL_CHANNELS)}"
+            )
+        if channel != "source":
+            raise ConfigError(
+                name,
+                value,
+                f"the {channel} channel is not supported: signals come through the signal "
+                "table (source) only",
+            )
 
 
 def _mysql_url(url: str, key: str = "connection.url") -> Any:
@@ -305,6 +334,57 @@ for _key, _type, _default, _validator, _imp, _doc, _group in [
         _CDC,
     ),
     (
+        "signal.data.collection",
+        ConfigType.STRING,
+        None,
+        _signal_table,
+        Importance.MEDIUM,
+        "The signal table (db.table; columns id, type, data): execute-snapshot / "
+        "stop-snapshot / pause-snapshot / resume-snapshot / log rows inserted there are "
+        "acted on as the binlog reaches them, and incremental snapshots write their "
+        "watermarks there (the connector's user needs INSERT on it)",
+        _SIGNALS,
+    ),
+    (
+        "signal.enabled.channels",
+        ConfigType.LIST,
+        "source",
+        _channels,
+        Importance.LOW,
+        "Where signals come from: source (the signal table) is the one supported",
+        _SIGNALS,
+    ),
+    (
+        "incremental.snapshot.chunk.size",
+        ConfigType.INT,
+        1024,
+        at_least(1),
+        Importance.MEDIUM,
+        "Rows an incremental snapshot reads at a time (one watermark window each)",
+        _SIGNALS,
+    ),
+    (
+        "incremental.snapshot.watermarking.strategy",
+        ConfigType.STRING,
+        "insert_insert",
+        one_of(*WATERMARKING_STRATEGIES),
+        Importance.LOW,
+        "insert_insert: a row opens and another closes each chunk's window in the signal "
+        "table; insert_delete: the open row is deleted to close it (the table stays small; "
+        "the user needs DELETE on it too)",
+        _SIGNALS,
+    ),
+    (
+        "read.only",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.LOW,
+        "Debezium's incremental snapshots without writes to the signal table (GTID "
+        "watermarks): not supported, false only",
+        _SIGNALS,
+    ),
+    (
         "time.precision.mode",
         ConfigType.STRING,
         "adaptive_time_microseconds",
@@ -360,6 +440,13 @@ def parse_config(props: Mapping[str, Any]) -> dict[str, Any]:
         connection_params(cfg)
     if not cfg["schema.history.internal.kafka.topic"]:  # Debezium 1.x's name of it
         cfg["schema.history.internal.kafka.topic"] = cfg["database.history.kafka.topic"]
+    if cfg["read.only"]:
+        raise ConfigError(
+            "read.only",
+            "true",
+            "not supported: incremental snapshots write their watermarks to the signal "
+            "table (give the user INSERT on signal.data.collection)",
+        )
     if cfg["snapshot.mode"] == "schema_only":
         cfg["snapshot.mode"] = "no_data"
     return cfg

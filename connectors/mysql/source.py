@@ -17,6 +17,10 @@ One task. How it runs:
    that position, so no change is missed and none is emitted twice.
 4. Streaming (`connectors.mysql.binlog`): the binlog from the position, each row
    decoded with the table's shape the binlog itself records at that point.
+5. Signals (`signal.data.collection`, `connectors.mysql.signals`): rows of the signal
+   table read from the stream; `execute-snapshot` runs an incremental snapshot
+   (`connectors.mysql.incremental`) while streaming goes on, its progress in the
+   offsets (`incremental_snapshot_*`), so a restart goes on with the next chunk.
 
 Offsets (Debezium's keys): `file`, `pos` (the start of the transaction in progress, or
 the position after the last one), `gtids` (the GTID position completed before it),
@@ -58,6 +62,7 @@ from connectors.mysql.envelope import (
     source_block,
     source_schema,
 )
+from connectors.mysql.signals import check_signal_table
 from connectors.mysql.tables import Table, read_tables
 from connectors.postgres.envelope import HEARTBEAT_KEY_SCHEMA, HEARTBEAT_VALUE_SCHEMA
 from connectors.postgres.tables import ColumnFilter
@@ -146,6 +151,13 @@ class MySqlCdcSourceTask(SourceTask):
                 self._mariadb, self._server_id = server_kind(cur)
                 check_server(cur)  # Step 1
                 check_privileges(cur, self._params)
+                if cfg["signal.data.collection"]:  # Step 5: the user writes watermarks
+                    check_signal_table(
+                        cur,
+                        cfg["signal.data.collection"],
+                        self._params.get("user", ""),
+                        deletes=self._deletes_watermarks(),
+                    )
                 files = binlog_files(cur)
         finally:
             conn.close()
@@ -156,6 +168,29 @@ class MySqlCdcSourceTask(SourceTask):
         )
         offset = self.context.offset_storage_reader.offset(self._partition)
         self._start_position(offset, files)  # Step 2
+
+    def _deletes_watermarks(self) -> bool:
+        return self._cfg["incremental.snapshot.watermarking.strategy"] == "insert_delete"
+
+    def _incremental(self, start: Mapping[str, Any]) -> Any:
+        """Step 5: the incremental snapshot the stream drives (None without a signal
+        table), going on with the one `start` (the stored offset) holds."""
+        signal = self._cfg["signal.data.collection"]
+        if not signal:
+            return None
+        from connectors.mysql.incremental import IncrementalSnapshot
+
+        return IncrementalSnapshot(
+            params=self._params,
+            signal=signal,
+            chunk=self._cfg["incremental.snapshot.chunk.size"],
+            strategy=self._cfg["incremental.snapshot.watermarking.strategy"],
+            captured=self._filter,
+            build=self._build,
+            source=self._source,
+            partition=self._partition,
+            stored=start,
+        )
 
     def _make_source(
         self, *, connector: str, schema: Any, server_id: int = 0, **fields: Any
@@ -268,6 +303,7 @@ class MySqlCdcSourceTask(SourceTask):
             tombstones=self._cfg["tombstones.on.delete"],
             schema_changes=self._cfg["include.schema.changes"],
             history_topic=self._history_topic,
+            incremental=self._incremental(start),
         )
 
     def poll(self) -> list[Any] | None:
