@@ -27,10 +27,8 @@ How a transaction becomes records (numbered as `_handle` does it):
    `schema.history.internal.kafka.topic` is set, a record of it there; `TRUNCATE`
    gives a `t` event unless skipped.
 
-With `signal.data.collection` set, the rows events of the signal table go to the
-incremental snapshot (`connectors.mysql.incremental`, `_signal_rows`), every captured
-table's row images too (its window drops the changed keys), and every offset carries
-its `incremental_snapshot_*` entries (`_extra`).
+With `signal.data.collection`, the signal table's rows and every captured table's row
+images also go to `connectors.mysql.incremental`; offsets carry its entries (`_extra`).
 """
 
 from __future__ import annotations
@@ -46,6 +44,7 @@ from typing import Any
 
 from connect.api import ConnectError, Schema, SourceRecord, Struct
 from connectors.mysql.envelope import ddl_records, schema_change_value_schema
+from connectors.mysql.positions import add_gtid, format_gtids, offset_at, parse_gtids
 from connectors.mysql.stream_batch import RowsBatch, batchable, keys_kept
 from connectors.mysql.tables import Table, from_table_map
 
@@ -124,14 +123,14 @@ class BinlogReader:
         self._signal_ids: dict[int, Table] = {}
         self._extra: dict[str, Any] = incremental.offset if incremental is not None else {}
         self.file: str = start["file"]
-        self._gtids: dict[str, str] = _parse_gtids(start.get("gtids"))
+        self._gtids: dict[str, str] = parse_gtids(start.get("gtids"))
         # where the stream starts, and what of its first transaction was emitted
         self._resume: tuple[int, int] | None = (
             (int(start.get("event") or 0), int(start.get("row") or 0)) if "event" in start else None
         )
         self._start_pos = int(start["pos"])
         #: the offset after the last transaction handed over (heartbeats carry it)
-        self.committed: dict[str, Any] = _offset(self.file, self._start_pos, start.get("gtids"))
+        self.committed: dict[str, Any] = offset_at(self.file, self._start_pos, start.get("gtids"))
         self.committed.update(self._extra)
         self._tx: dict[str, Any] | None = None
         #: the newest record or batch, held back for its transaction's commit
@@ -154,7 +153,7 @@ class BinlogReader:
             # MariaDB: from the GTID position (the library positions MariaDB by GTIDs
             # only; every transaction has one); MySQL: from the file and position.
             where: dict[str, Any] = (
-                {"auto_position": _format_gtids(self._gtids) or ""}
+                {"auto_position": format_gtids(self._gtids) or ""}
                 if self._mariadb
                 else {"resume_stream": True, "log_file": self.file, "log_pos": self._start_pos}
             )
@@ -249,7 +248,7 @@ class BinlogReader:
             "pos": pos,
             "gtid": gtid,
             "events": 0,
-            "gtids": _format_gtids(self._gtids),
+            "gtids": format_gtids(self._gtids),
         }
         if pos != self._start_pos:
             self._resume = None
@@ -280,8 +279,15 @@ class BinlogReader:
         index = tx["events"]
         tx["events"] += 1
         images = None
-        if self._signal_ids and event.table_id in self._signal_ids:
-            images = self._signal_rows(name, event, tx, index, pos)
+        if (  # the signal table's rows: signals, watermarks (but those handled before)
+            self._signal_ids
+            and event.table_id in self._signal_ids
+            and (self._resume is None or index >= self._resume[0])
+        ):
+            images = _images(event, self._signal_ids[event.table_id])
+            where = (tx, index, self.file, pos, self._extra)
+            self._emit(self._incremental.signal_event(name, event, images, where))
+            self._extra = self._incremental.offset
         table = self._tables.get(event.table_id)
         if table is None:
             return
@@ -362,39 +368,6 @@ class BinlogReader:
         gathered.add(source, skip, befores, afters, {**base, "row": count})
         return True
 
-    def _signal_rows(
-        self, name: str, event: Any, tx: dict[str, Any], index: int, pos: int
-    ) -> list[list[Any]] | None:
-        """The signal table's rows to the incremental snapshot, which may answer with a
-        chunk's reads (emitted here, before the rows' own events when the table is
-        captured too). Returns the row images (the event's bytes are read once)."""
-        if self._resume is not None and index < self._resume[0]:
-            return None  # handled before the restart
-        images = _images(event, self._signal_ids[event.table_id])
-        op = {"WriteRowsEvent": "c", "UpdateRowsEvent": "u", "DeleteRowsEvent": "d"}[name]
-        server_id = event.packet.server_id
-        offset = {
-            "file": tx["file"],
-            "pos": tx["pos"],
-            **({"gtids": tx["gtids"]} if tx["gtids"] else {}),
-            "event": index,
-            "row": 0,
-            "server_id": server_id,
-            "ts_sec": event.timestamp,
-            **self._extra,
-        }
-        at = {
-            "ts_ms": event.timestamp * 1000,
-            "gtid": tx["gtid"],
-            "file": self.file,
-            "pos": pos,
-            "server_id": server_id,
-        }
-        out = self._incremental.signal(op, images, offset=offset, at=at)
-        self._extra = self._incremental.offset
-        self._emit(out)
-        return images
-
     def _change(
         self,
         table: Table,
@@ -464,8 +437,8 @@ class BinlogReader:
         self._tx = None
         self._resume = None
         if tx is not None and tx["gtid"]:
-            _add_gtid(self._gtids, tx["gtid"], mariadb=self._mariadb)
-        offset = _offset(self.file, end, _format_gtids(self._gtids))
+            add_gtid(self._gtids, tx["gtid"], mariadb=self._mariadb)
+        offset = offset_at(self.file, end, format_gtids(self._gtids))
         offset.update(self._extra)
         offset["server_id"] = event.packet.server_id
         offset["ts_sec"] = event.timestamp
@@ -487,8 +460,8 @@ class BinlogReader:
         out: list[SourceRecord] = []
         after = dict(self._gtids)  # the position once this statement is done
         if tx["gtid"]:
-            _add_gtid(after, tx["gtid"], mariadb=self._mariadb)
-        offset = _offset(self.file, end, _format_gtids(after))
+            add_gtid(after, tx["gtid"], mariadb=self._mariadb)
+        offset = offset_at(self.file, end, format_gtids(after))
         offset.update(self._extra)
         truncate = _TRUNCATE.match(query)
         source = self._source(
@@ -612,39 +585,6 @@ def _images(event: Any, table: Table) -> list[list[Any]]:
             if v is not None:
                 image[i] = convert(v)
     return images
-
-
-def _offset(file: str, pos: int, gtids: str | None) -> dict[str, Any]:
-    offset: dict[str, Any] = {"file": file, "pos": pos}
-    if gtids:
-        offset["gtids"] = gtids
-    return offset
-
-
-def _parse_gtids(text: str | None) -> dict[str, str]:
-    """A GTID position by its key: MariaDB's `0-1-42,1-2-7` by domain, MySQL's
-    `uuid:1-42,uuid2:1-7` by source uuid."""
-    out: dict[str, str] = {}
-    for part in (text or "").replace("\n", "").split(","):
-        part = part.strip()
-        if part:
-            out[part.split(":", 1)[0] if ":" in part else part.split("-", 1)[0]] = part
-    return out
-
-
-def _add_gtid(gtids: dict[str, str], gtid: str, *, mariadb: bool) -> None:
-    """A committed transaction's GTID into the position: MariaDB keeps the last GTID
-    per domain; MySQL's set is kept per source as `uuid:1-<n>` (the transactions one
-    server commits are numbered without gaps)."""
-    if mariadb:
-        gtids[gtid.split("-", 1)[0]] = gtid
-    else:
-        uuid, _, number = gtid.partition(":")
-        gtids[uuid] = f"{uuid}:1-{number}"
-
-
-def _format_gtids(gtids: dict[str, str]) -> str | None:
-    return ",".join(gtids[k] for k in sorted(gtids)) or None
 
 
 def _stream_error(exc: BaseException) -> ConnectError:

@@ -155,6 +155,33 @@ class IncrementalSnapshot:
         if self._queue and self._window is None:
             self._next_chunk()
 
+    def signal_event(
+        self, name: str, event: Any, images: list[list[Any]], where: tuple[Any, ...]
+    ) -> list[Any]:
+        """A rows event of the signal table: `where` is (the transaction, the event's
+        index in it, the binlog file, the event's position, the offsets' entries now)."""
+        tx, index, file, pos, extra = where
+        server_id = event.packet.server_id
+        offset = {
+            "file": tx["file"],
+            "pos": tx["pos"],
+            **({"gtids": tx["gtids"]} if tx["gtids"] else {}),
+            "event": index,
+            "row": 0,
+            "server_id": server_id,
+            "ts_sec": event.timestamp,
+            **extra,
+        }
+        at = {
+            "ts_ms": event.timestamp * 1000,
+            "gtid": tx["gtid"],
+            "file": file,
+            "pos": pos,
+            "server_id": server_id,
+        }
+        op = {"WriteRowsEvent": "c", "UpdateRowsEvent": "u", "DeleteRowsEvent": "d"}[name]
+        return self.signal(op, images, offset=offset, at=at)
+
     def signal(
         self, op: str, images: list[list[Any]], *, offset: dict[str, Any], at: dict[str, Any]
     ) -> list[Any]:
