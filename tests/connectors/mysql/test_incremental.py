@@ -165,10 +165,12 @@ def test_concurrent_changes_end_equal_to_the_table(mysql_url: str, start_herder:
     assert all(seen.get(k) is None or seen[k]["op"] == "d" for k in set(seen) - set(table))
 
 
-def test_rows_changed_inside_a_window_are_not_read_stale(mysql_url: str) -> None:
+@pytest.mark.parametrize("strategy", ["insert_insert", "insert_delete"])
+def test_rows_changed_inside_a_window_are_not_read_stale(mysql_url: str, strategy: str) -> None:
     """The first chunk's SELECT is held for a while on row 25 (a real additional
     condition: SLEEP); updates and deletes committed meanwhile are newer than what it
-    reads, so those rows' reads are dropped and the stream's events stand."""
+    reads, so those rows' reads are dropped and the stream's events stand. The window
+    closes with a row of its own (insert_insert) or the open row's delete."""
     name = _name(mysql_url)
     topic = f"srv.{name}.w"
     run(
@@ -183,6 +185,7 @@ def test_rows_changed_inside_a_window_are_not_read_stale(mysql_url: str) -> None
         signal_data_collection=f"{name}.sig",
         table_include_list=f"{name}\\.w",
         incremental_snapshot_chunk_size="50",
+        incremental_snapshot_watermarking_strategy=strategy,
     )
     d = Driver(props)
     try:
@@ -194,7 +197,7 @@ def test_rows_changed_inside_a_window_are_not_read_stale(mysql_url: str) -> None
                 cur.execute("SELECT COUNT(*) FROM sig WHERE type = 'snapshot-window-open'")
                 return cur.fetchone()[0] > 0
 
-        wait_until(window_open, 30, "the first window")
+        wait_until(window_open, 30, "the first window")  # the SELECT is held now
         run(
             mysql_url,
             "UPDATE w SET v = -v WHERE id BETWEEN 10 AND 40",
@@ -209,6 +212,46 @@ def test_rows_changed_inside_a_window_are_not_read_stale(mysql_url: str) -> None
     read = {r.value.get("after").get("id") for r in d.records if _read_of(r) is not None}
     assert read.isdisjoint(range(10, 43))  # changed in the window: the stream's events stand
     assert read == set(range(1, 121)) - set(range(10, 43))
+    with db(mysql_url) as cur:
+        cur.execute("SELECT type, COUNT(*) FROM sig GROUP BY type")
+        left = dict(cur.fetchall())
+    if strategy == "insert_delete":  # every window's open row deleted again
+        assert set(left) == {"execute-snapshot"}
+    else:
+        assert left["snapshot-window-open"] == left["snapshot-window-close"] == 3
+
+
+def test_stop_snapshot_ends_it(mysql_url: str) -> None:
+    name = _name(mysql_url)
+    run(
+        mysql_url,
+        _SIGNAL,
+        "CREATE TABLE big (id INT PRIMARY KEY)",
+        "CREATE TABLE marker (id INT PRIMARY KEY)",
+        "INSERT INTO big VALUES " + ", ".join(f"({i})" for i in range(1, 2001)),
+    )
+    props = config(
+        mysql_url,
+        snapshot_mode="no_data",
+        signal_data_collection=f"{name}.sig",
+        incremental_snapshot_chunk_size="10",
+        max_batch_size="10",
+    )
+    d = Driver(props)
+    try:
+        _execute_snapshot(mysql_url, f"{name}.big")
+        d.poll_until(lambda recs: sum(_read_of(r) is not None for r in recs) >= 50)
+        stop = json.dumps({"data-collections": [f"{name}.big"], "type": "incremental"})
+        with db(mysql_url) as cur:
+            cur.execute("INSERT INTO sig VALUES ('s2', 'stop-snapshot', %s)", (stop,))
+            cur.execute("INSERT INTO marker VALUES (1)")
+        d.poll_until(lambda recs: any(r.topic.endswith(".marker") for r in recs))
+    finally:
+        d.stop()
+    reads = [_read_of(r) for r in d.records if _read_of(r) is not None]
+    assert 50 <= len(reads) < 2000 and reads == sorted(reads)
+    assert d.records[-1].topic.endswith(".marker")
+    assert not any(k.startswith("incremental_") for k in d.records[-1].source_offset)
 
 
 def test_restart_in_the_middle_goes_on_after_the_stored_chunk(mysql_url: str) -> None:
