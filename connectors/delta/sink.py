@@ -10,7 +10,9 @@ is `connectors.delta.table`'s docstring):
    holds already (a replay) is cut off, and a poll read before a seek took effect is
    dropped, since the seek delivers it again.
 3. The end of every `put` (after every poll, so it is the timer too): each table with
-   enough rows waiting, or waiting long enough, commits them with its offsets.
+   enough rows waiting, or waiting long enough, commits them with its offsets; so
+   does one with a tenth of `delta.flush.size` waiting when the poll brought nothing
+   (the task caught up with the log: `connectors.delta.table._CAUGHT_UP`).
 4. `pre_commit` hands the runtime the offsets the tables hold; `close` commits what
    the closed partitions have waiting first, so a clean rebalance replays nothing.
 
@@ -82,6 +84,8 @@ class DeltaSinkTask(SinkTask):
         self._clock = clock
         self.tables: dict[str, DeltaTableWriter] = {}
         self._just_opened: set[TopicPartition] = set()
+        #: Batches came through put_batches since the last put() (the poll brought some).
+        self._polled = False
 
     def start(self, props: Mapping[str, str]) -> None:
         self.settings: DeltaSettings = parse(props)
@@ -121,6 +125,7 @@ class DeltaSinkTask(SinkTask):
 
     def put_batches(self, batches: Sequence[SinkBatch]) -> None:
         # Step 2
+        self._polled = self._polled or bool(batches)
         for batch in batches:
             tp = TopicPartition(batch.topic, batch.partition)
             writer = self._table(tp)
@@ -146,8 +151,10 @@ class DeltaSinkTask(SinkTask):
                 self._put_run(tp, run)
         # Step 3: every poll ends here; seeks asked for from now on apply to the next.
         self._just_opened.clear()
+        caught_up = not records and not self._polled
+        self._polled = False
         for writer in self.tables.values():
-            if writer.due():
+            if writer.due(caught_up=caught_up):
                 writer.commit()
 
     def _put_run(self, tp: TopicPartition, run: Sequence[SinkRecord]) -> None:

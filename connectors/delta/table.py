@@ -11,7 +11,8 @@ with the rows:
    table has never seen starts where the consumer group is).
 2. `add`: rows wait in memory as Arrow data, with the partition's next offset.
 3. `commit`, when a table has `delta.flush.size` rows waiting or
-   `delta.commit.interval.ms` has passed:
+   `delta.commit.interval.ms` has passed, or a poll brought nothing while a tenth of
+   `delta.flush.size` waits (`_CAUGHT_UP`):
    a. refresh the snapshot; a partition whose txn version is no longer what this task
       last committed (or read in step 1) was written by someone else meanwhile — a
       task that took it over, or this task's own previous life: its rows are dropped
@@ -52,6 +53,12 @@ if TYPE_CHECKING:
 __all__ = ["DeltaTableWriter", "app_id"]
 
 _log = logging.getLogger(__name__)
+#: Step 3: a task whose poll brought nothing (it has caught up with its partitions)
+#: commits at once when at least this share of `delta.flush.size` waits: the end of a
+#: backlog need not wait out the commit interval with nothing left to read (up to a
+#: second of a 1 M-row run's ~4 in the lake bench); a trickle still commits on the
+#: interval, no more versions than before.
+_CAUGHT_UP = 0.1
 
 
 def app_id(prefix: str, tp: TopicPartition) -> str:
@@ -148,11 +155,14 @@ class DeltaTableWriter:
             self._rows += rows.num_rows
         waiting.next_offset = next_offset
 
-    def due(self) -> bool:
+    def due(self, *, caught_up: bool = False) -> bool:
+        """Whether step 3 commits now; `caught_up`: the task's last poll brought
+        nothing."""
         if not self._rows:
             self._since = self._clock()
             return False
-        if self._rows >= self.settings.flush_size:
+        flush_size = self.settings.flush_size
+        if self._rows >= flush_size or (caught_up and self._rows >= flush_size * _CAUGHT_UP):
             return True
         interval = self.settings.commit_interval_ms
         return interval > 0 and (self._clock() - self._since) * 1000 >= interval

@@ -200,3 +200,19 @@ def test_a_config_refusal_has_a_line_per_mistake() -> None:
                       "delta.storage.AWS_ENDPOINT_URL": "http://127.0.0.1:1"})
     assert settings.storage_options == {"AWS_ENDPOINT_URL": "http://127.0.0.1:1"}
     assert (settings.app_id, settings.uri_for("t")) == ("n", "s3://b/t")
+
+
+def test_a_task_that_caught_up_commits_a_tenth_of_flush_size_at_once(tmp_path: Path) -> None:
+    """An empty poll (put of nothing) with a tenth of delta.flush.size waiting commits
+    without waiting out the interval; fewer rows, or a poll that brought rows, wait."""
+    t = task(tmp_path, **{"delta.commit.interval.ms": "3600000"})  # flush.size 100
+    t.open([TP])
+    table = str(tmp_path / "orders")
+    t.put(records(range(0, 5)))
+    t.put([])  # caught up, 5 rows: under a tenth
+    assert not DeltaTable.is_deltatable(table)
+    t.put(records(range(5, 30)))  # a poll with rows: not caught up
+    assert not DeltaTable.is_deltatable(table)
+    t.put([])
+    assert DeltaTable(table).transaction_version("lake-orders-0") == 30
+    assert [r[0] for r in rows(tmp_path / "orders", "id")] == list(range(30))
