@@ -286,7 +286,12 @@ class KafkaLog:
             raise InvalidConfigError("compression.type", compression, "unknown codec")
         if config.compacted and (keys is None or any(k is None for k in keys)):
             raise InvalidRecordError(topic, partition, "a compacted topic needs a key per record")
-        for i, value in enumerate(values):
+        # the longest value and key together first, in C: no record is looked at in
+        # Python unless one might be too large
+        longest = max(map(len, filter(None, values)), default=0)
+        if keys is not None:
+            longest += max(map(len, filter(None, keys)), default=0)
+        for i, value in enumerate(values if longest > config.max_message_bytes else ()):
             size = len(value or b"") + len((keys[i] if keys is not None else None) or b"")
             if size > config.max_message_bytes:
                 raise InvalidRecordError(

@@ -14,12 +14,20 @@ Layout: topic `__tributary_topics`, partition 0 only (whatever count the broker
 gave it); key = topic name (UTF-8); value = JSON `{"partitions": n, "config": {…}}`,
 or a tombstone when the topic is deleted. Every process replays it from where it
 last stopped, so a topic registered by another worker is seen on the next miss.
+
+A miss is remembered for `MISS_TTL_S`: a topic made by another Kafka client is never
+registered, and every append to it looked it up twice (its partition count, its
+config), each miss a round trip to the broker for the registry's end offset (a third of
+the worker's samples in bench/mysql_cdc_bench.py's stream, on topics the bench creates
+with Kafka's admin client). So a topic another worker registers just after our miss is
+seen up to that long later: the same race as a lookup a moment before its registration.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -28,6 +36,8 @@ from log.records import Record
 __all__ = ["REGISTRY_TOPIC", "Registered", "TopicRegistry"]
 
 REGISTRY_TOPIC = "__tributary_topics"
+#: How long a miss stands before the registry is read again for that name.
+MISS_TTL_S = 1.0
 
 #: (offset, max_records) → records of partition 0 of the registry topic, from offset.
 ReadFn = Callable[[int], list[Record]]
@@ -52,6 +62,7 @@ class TopicRegistry:
         self._lock = threading.Lock()
         self._table: dict[str, Registered] = {}
         self._position = 0
+        self._misses: dict[str, float] = {}  # name → when it was last missed (monotonic)
 
     def catch_up(self) -> None:
         with self._lock:
@@ -78,9 +89,17 @@ class TopicRegistry:
     def get(self, name: str, *, refresh: bool = False) -> Registered | None:
         """The registered entry; a miss (or `refresh`) reads what others wrote first."""
         entry = self._table.get(name)
-        if entry is None or refresh:
-            self.catch_up()
-            entry = self._table.get(name)
+        if entry is not None and not refresh:
+            return entry
+        missed = self._misses.get(name)
+        if not refresh and missed is not None and time.monotonic() - missed < MISS_TTL_S:
+            return None
+        self.catch_up()
+        entry = self._table.get(name)
+        if entry is None:
+            self._misses[name] = time.monotonic()
+        else:
+            self._misses.pop(name, None)
         return entry
 
     def put(self, name: str, partitions: int, config: Mapping[str, object]) -> None:

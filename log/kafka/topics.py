@@ -210,7 +210,7 @@ class TopicAdmin:
         except confluent_kafka.KafkaException as exc:
             raise operation_error(f"delete topic {name}", exc) from None
         self._wait_for(name, lambda count: count is None)
-        if self.registry.get(name) is not None:
+        if self.registry.get(name, refresh=True) is not None:
             self.registry.remove(name)
 
     def create_partitions(self, name: str, total: int) -> None:
@@ -232,14 +232,14 @@ class TopicAdmin:
             except confluent_kafka.KafkaException as exc:
                 raise operation_error(f"add partitions to {name}", exc) from None
             self._wait_for(name, lambda c: c is not None and c >= total)
-        entry = self.registry.get(name)
+        entry = self.registry.get(name)  # read fresh by partition_count above
         self.registry.put(name, total, entry.config if entry is not None else {})
 
     def alter_config(self, name: str, changes: Mapping[str, object]) -> None:
         """Set (None: reset) config keys; the broker applies them when it has an admin
         API, and the registry records them either way."""
         count = self.partition_count(name, refresh=True)
-        entry = self.registry.get(name)
+        entry = self.registry.get(name)  # read fresh by partition_count above
         merged = {**(entry.config if entry is not None else {}), **changes}
         merged = {k: v for k, v in merged.items() if v is not None}
         TopicConfig.parse(merged)

@@ -393,3 +393,39 @@ def test_real_broker_takes_config_changes_key_by_key(make_broker_log, kafka_brok
     assert got["retention.ms"].is_default
     assert got["segment.ms"].value == "3600000"
     assert log.describe_topic("t").config["retention.ms"] == TopicConfig().retention_ms
+
+
+def test_appends_to_a_topic_made_by_another_client_read_the_registry_once(
+    make_broker_log, kafka_broker, monkeypatch
+) -> None:
+    """A topic made by another Kafka client is never registered: each append looked it
+    up twice, each miss a round trip for the registry's end. A miss now stands for
+    MISS_TTL_S; a registration another log makes after it is seen once it lapses."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from log.kafka.registry import MISS_TTL_S
+    from tests.waiting import wait_until
+
+    admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap})
+    admin.create_topics([NewTopic("outside", 1)])["outside"].result(11)
+    log = make_broker_log()
+    registry = log._topics.registry
+    reads: list[float] = []
+    real = registry.catch_up
+
+    def counted() -> None:
+        reads.append(time.monotonic())
+        real()
+
+    monkeypatch.setattr(registry, "catch_up", counted)
+    began = time.monotonic()
+    for i in range(20):
+        assert log.append("outside", 0, [b"%d" % i]) == range(i, i + 1)
+    elapsed = time.monotonic() - began
+    assert 1 <= len(reads) <= 2 * (1 + int(elapsed / MISS_TTL_S))
+    make_broker_log().alter_topic_config("outside", {"retention.ms": 5000})  # registers it
+    wait_until(
+        lambda: log.describe_topic("outside").config["retention.ms"] == 5000,
+        MISS_TTL_S + 10,
+        "the other log's registration seen",
+    )
