@@ -17,10 +17,10 @@ last stopped, so a topic registered by another worker is seen on the next miss.
 
 A miss is remembered for `MISS_TTL_S`: a topic made by another Kafka client is never
 registered, and every append to it looked it up twice (its partition count, its
-config), each miss a round trip to the broker for the registry's end offset (a third of
-the worker's samples in bench/mysql_cdc_bench.py's stream, on topics the bench creates
-with Kafka's admin client). So a topic another worker registers just after our miss is
-seen up to that long later: the same race as a lookup a moment before its registration.
+config), each miss a round trip to the broker for the registry's end offset (seen in
+bench/mysql_cdc_bench.py's worker, on topics the bench creates with Kafka's admin
+client). So a topic another worker registers just after our miss is seen up to that
+long later: the same race as a lookup a moment before its registration.
 """
 
 from __future__ import annotations
