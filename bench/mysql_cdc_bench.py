@@ -42,6 +42,11 @@ Keys: snapshot_rows_per_s, cdc_changes_per_s, cdc_latency_p50_ms, cdc_latency_p9
 debezium_latency_p50_ms, debezium_latency_p99_ms; the ratios mysql_snapshot_vs_debezium
 and mysql_streaming_vs_debezium; targets_met (one flag per target of the issue); the
 sizes and settings.
+
+The machine is shared, so beside the rates each system's worker process CPU over the
+timed steps is printed (`<system>_snapshot_cpu_us_per_row`,
+`<system>_stream_cpu_us_per_change`: user + system time of the worker process, whatever
+the load) and the 1-minute load average at the start of each step (`load_1m`).
 """
 
 from __future__ import annotations
@@ -368,6 +373,26 @@ def latency(system: System, tag: str, db: Database, topics: Topics,
 # -------------------------------------------------------------------------------- run
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of one process so far (its threads included)."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def cpu_per(system: System, out: dict[str, Any], key: str, units: int) -> Iterator[None]:
+    """`out[key]`: the worker's CPU µs per unit of work over the block; and the load."""
+    import os
+
+    out.setdefault("load_1m", {})[key] = round(os.getloadavg()[0], 2)
+    pid = system.peak.pid
+    began = cpu_s(pid)
+    yield
+    out[key] = round((cpu_s(pid) - began) / units * 1e6, 2)
+
+
 def measure(systems: dict[str, System], db: Database, args: argparse.Namespace
             ) -> dict[str, Any]:
     """The three steps on each system, one system at a time."""
@@ -379,12 +404,14 @@ def measure(systems: dict[str, System], db: Database, args: argparse.Namespace
                          "mysql_streaming_debezium_changes_per_s", "debezium_latency")}
     try:
         for tag, system in systems.items():  # Step 1
-            with profiled(system, args.profile, "snapshot"):
+            with profiled(system, args.profile, "snapshot"), cpu_per(
+                    system, out, f"{tag}_snapshot_cpu_us_per_row", args.rows):
                 out[keys[tag][0]] = round(snapshot(system, tag, db, topics, args.rows))
         warm = {tag: stream_ready(system, tag, db, topics) for tag, system in systems.items()}
         make_changes(db, rows=args.rows, transactions=transactions)
         for tag, system in systems.items():  # Step 2
-            with profiled(system, args.profile, "streaming"):
+            with profiled(system, args.profile, "streaming"), cpu_per(
+                    system, out, f"{tag}_stream_cpu_us_per_change", args.changes):
                 rate, repeats = streaming(system, tag, db, topics, warm[tag], transactions)
             out[keys[tag][1]] = round(rate)
             out[f"{tag}_stream_repeats"] = repeats
