@@ -27,8 +27,7 @@ How a transaction becomes records (numbered as `_handle` does it):
    `schema.history.internal.kafka.topic` is set, a record of it there; `TRUNCATE`
    gives a `t` event unless skipped.
 
-With `signal.data.collection`, the signal table's rows and every captured table's row
-images also go to `connectors.mysql.incremental`; offsets carry its entries (`_extra`).
+With `signal.data.collection`: signal rows, row images, TRUNCATEs to `.incremental`.
 """
 
 from __future__ import annotations
@@ -117,8 +116,7 @@ class BinlogReader:
         self._error: BaseException | None = None
         self._tables: dict[int, Table | None] = {}
         self._shapes: dict[tuple[Any, ...], Table] = {}
-        #: the incremental snapshot (connectors.mysql.incremental), the signal table's
-        #: table ids, and the offsets' entries it asks for now
+        #: connectors.mysql.incremental, the signal table's ids, the offsets' entries
         self._incremental = incremental
         self._signal_ids: dict[int, Table] = {}
         self._extra: dict[str, Any] = incremental.offset if incremental is not None else {}
@@ -464,6 +462,8 @@ class BinlogReader:
         offset = offset_at(self.file, end, format_gtids(after))
         offset.update(self._extra)
         truncate = _TRUNCATE.match(query)
+        if truncate and self._incremental is not None:  # the chunk's rows are gone
+            self._incremental.truncated(truncate.group(1) or db, truncate.group(2))
         source = self._source(
             ts_ms=event.timestamp * 1000,
             snapshot="false",

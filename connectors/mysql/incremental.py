@@ -213,6 +213,14 @@ class IncrementalSnapshot:
         for image in images:
             keys.pop(tuple(image[i] for i in at), None)
 
+    def truncated(self, db: str | None, table: str) -> None:
+        """A TRUNCATE streamed while a window is open: the chunk's rows are gone."""
+        window = self._window
+        if window is None or not window.opened:
+            return  # before the open row: the SELECT came after it
+        if window.table.name == table and window.table.db == db:
+            window.keys.clear()
+
     def close(self) -> None:
         if self._conn is not None:
             with contextlib.suppress(Exception):
