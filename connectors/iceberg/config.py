@@ -34,6 +34,8 @@ ID_COLUMNS = "iceberg.tables.default-id-columns"
 PARTITION_BY = "iceberg.tables.default-partition-by"
 UPSERT = "iceberg.tables.upsert-mode-enabled"
 CDC_FIELD = "iceberg.tables.cdc-field"
+FORCE_OPTIONAL = "iceberg.tables.schema-force-optional"
+CASE_INSENSITIVE = "iceberg.tables.schema-case-insensitive"
 AUTO_CREATE_PROPS = "iceberg.tables.auto-create-props."
 WRITE_PROPS = "iceberg.tables.write-props."
 CATALOG_NAME = "iceberg.catalog"
@@ -82,6 +84,13 @@ CONFIG = (
     .define(CDC_FIELD, ConfigType.STRING, None, None, Importance.LOW,
             "Field holding the operation (c/r/u/d or I/U/D) in upsert mode; default: "
             "Debezium's envelope op, else __op / __deleted.", group=_TABLES)
+    .define(FORCE_OPTIONAL, ConfigType.BOOLEAN, False, None, Importance.LOW,
+            "Columns of created tables and added columns are optional, whatever the "
+            "records' schema says (identifier columns stay required, Iceberg's rule).",
+            group=_TABLES)
+    .define(CASE_INSENSITIVE, ConfigType.BOOLEAN, False, None, Importance.LOW,
+            "Match record fields to table columns whatever their case (ID writes id).",
+            group=_TABLES)
     .define(AUTO_CREATE_PROPS + "*", ConfigType.STRING, None, None, Importance.LOW,
             "Table properties of auto-created tables, without the prefix "
             "(e.g. write.parquet.compression-codec).", group=_TABLES)
@@ -119,6 +128,8 @@ class IcebergSettings:
     catalog: dict[str, str] = field(default_factory=dict)
     commit_interval_ms: int = 300_000
     max_buffered: int = 1_000_000
+    force_optional: bool = False
+    case_insensitive: bool = False
     #: `iceberg.tables.auto-create-props.*` and `…write-props.*`, prefix stripped.
     auto_create_props: dict[str, str] = field(default_factory=dict)
     write_props: dict[str, str] = field(default_factory=dict)
@@ -232,6 +243,8 @@ def parse(props: Mapping[str, Any]) -> IcebergSettings:
         catalog=_catalog(props, c[CATALOG_NAME]),
         commit_interval_ms=c[COMMIT_INTERVAL_MS],
         max_buffered=c[MAX_BUFFERED],
+        force_optional=c[FORCE_OPTIONAL],
+        case_insensitive=c[CASE_INSENSITIVE],
         auto_create_props=_prefixed(props, AUTO_CREATE_PROPS),
         write_props=_prefixed(props, WRITE_PROPS),
     )

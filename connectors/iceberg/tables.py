@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyiceberg.table import Table
 
-__all__ = ["align", "create_table", "evolve", "load_catalog", "load_table", "table_arrow_schema"]
+__all__ = ["align", "create_table", "evolve", "load_catalog", "load_table", "match_case",
+           "table_arrow_schema"]
 
 _log = logging.getLogger("connectors.iceberg")
 
@@ -147,7 +148,11 @@ def evolve(table: Table, incoming: pa.Schema) -> bool:
     ]
     if not changed:
         return False
-    wanted = pa.schema([f.with_nullable(True) if f.name not in current.names else f
+    # New columns optional; existing ones keep the table's nullability (evolution adds
+    # and widens, never relaxes: a required identifier column would become invalid,
+    # and Arrow batches call every field nullable).
+    wanted = pa.schema([f.with_nullable(True) if f.name not in current.names
+                        else f.with_nullable(current.field(f.name).nullable)
                         for f in incoming])
     try:
         with table.update_schema() as update:
@@ -179,6 +184,20 @@ def _same_type(table_type: pa.DataType, batch_type: pa.DataType) -> bool:
     if pa.types.is_binary(table_type) or pa.types.is_large_binary(table_type):
         return pa.types.is_binary(batch_type) or pa.types.is_large_binary(batch_type)
     return False
+
+
+def match_case(table_name: str, target: pa.Schema, data: pa.Table) -> pa.Table:
+    """`data` with each column named as the table's column of the same name in any
+    case (`iceberg.tables.schema-case-insensitive`); a column the table lacks keeps
+    its name. Two fields one column apart only by case are refused naming them."""
+    names = {n.lower(): n for n in target.names}
+    renamed = [names.get(n.lower(), n) for n in data.column_names]
+    if len({n.lower() for n in renamed}) < len(renamed):
+        clash = sorted(n for n in data.column_names
+                       if [m.lower() for m in data.column_names].count(n.lower()) > 1)
+        raise DataError(f"{table_name}: the records' fields {', '.join(clash)} differ only "
+                        "by case, and iceberg.tables.schema-case-insensitive is on")
+    return data if renamed == data.column_names else data.rename_columns(renamed)
 
 
 def align(table_name: str, target: pa.Schema, data: pa.Table) -> pa.Table:

@@ -102,3 +102,66 @@ def test_file_settings_are_the_sinks_defaults_under_the_tables_under_write_props
         "write.parquet.dict-size-bytes"] == "1000"
     assert writer._writer_metadata(table, {"write.parquet.dict-size-bytes": "7"}).properties[
         "write.parquet.dict-size-bytes"] == "7"
+
+
+def test_a_task_that_caught_up_commits_a_tenth_of_max_buffered_at_once(tmp_path: Path):
+    """An empty poll (put of nothing, no batch before it) with a tenth of
+    max-buffered-records waiting commits without waiting out the interval; fewer rows,
+    or a poll that brought rows, wait for it."""
+    from connectors.iceberg.tables import load_table
+
+    config = props(tmp_path, **{"iceberg.commit.max-buffered-records": "100",
+                                "iceberg.control.commit.interval-ms": "3600000"})
+    schema = order_schema()
+    task, _, _ = start(config)
+    task.put(records(schema, range(5)))
+    task.put([])  # caught up, 5 rows: under a tenth
+    assert load_table(task.catalog, "db.orders") is None
+    task.put(records(schema, range(5, 30), first=5))  # a poll with rows: not caught up
+    assert load_table(task.catalog, "db.orders") is None
+    task.put([])
+    assert read(tmp_path).column("id").to_pylist() == list(range(30))
+    assert committed_offsets(load(tmp_path), "ice") == {TP: 30}
+
+
+def test_schema_force_optional_and_case_insensitive_fields(tmp_path: Path):
+    """schema-force-optional: the records' required fields become optional columns
+    (the identifier column stays required); schema-case-insensitive: fields ID and
+    Customer write the columns id and customer, and a new field keeps its name."""
+    from connect.api import (
+        INT64_SCHEMA,
+        OPTIONAL_STRING_SCHEMA,
+        STRING_SCHEMA,
+        Schema,
+        SinkRecord,
+        Struct,
+    )
+
+    config = props(tmp_path, **{
+        "iceberg.tables.default-id-columns": "id",
+        "iceberg.tables.schema-force-optional": "true",
+        "iceberg.tables.schema-case-insensitive": "true",
+        "iceberg.tables.evolve-schema-enabled": "true",
+    })
+    task, _, clock = start(config)
+    task.put(records(order_schema(), range(2)))
+    commit(task, clock)
+    schema = load(tmp_path).schema()
+    assert schema.find_field("id").required
+    assert not schema.find_field("customer").required
+    assert not schema.find_field("qty").required
+
+    upper = Schema.struct([("ID", INT64_SCHEMA), ("Customer", STRING_SCHEMA),
+                           ("Note", OPTIONAL_STRING_SCHEMA)], name="orders.Value")
+    value = Struct(upper)
+    for name, v in (("ID", 2), ("Customer", "c9"), ("Note", "hi")):
+        value.put(name, v)
+    task.put([SinkRecord(topic=TP.topic, kafka_partition=TP.partition, value_schema=upper,
+                         value=value, timestamp=0, kafka_offset=2)])
+    commit(task, clock)
+    rows = read(tmp_path)
+    assert [f.name for f in load(tmp_path).schema().fields] == [
+        "id", "customer", "qty", "Note"]
+    assert rows.column("id").to_pylist() == [0, 1, 2]
+    assert rows.column("customer").to_pylist()[-1] == "c9"
+    assert rows.column("Note").to_pylist() == [None, None, "hi"]
