@@ -86,6 +86,13 @@ def changes(data: pa.Table, id_columns: Sequence[str], cdc_field: str | None) ->
     )
     # The last change of each key wins.
     last = keyed.group_by(list(id_columns), use_threads=False).aggregate([(_INDEX, "max")])
+    if last.num_rows == data.num_rows:
+        # Every key changed once (a commit's changes usually spread over the table):
+        # the rows are their own net effect, in their order; no copy of every column.
+        keys, kept = keyed.select(list(id_columns)), rows
+        if deleted is not None:
+            kept = kept.filter(pc.invert(deleted))
+        return Changes(rows=kept, keys=keys)
     winners = pc.sort_indices(last.column(_INDEX + "_max"))
     index = pc.take(last.column(_INDEX + "_max"), winners)
     keys = last.select(list(id_columns)).take(winners)
