@@ -274,6 +274,45 @@ def test_stop_snapshot_ends_it(mysql_url: str) -> None:
     assert not any(k.startswith("incremental_") for k in d.records[-1].source_offset)
 
 
+def test_surrogate_key_and_a_table_without_key(
+    mysql_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A table without a primary key is read in chunks by the signal's surrogate-key;
+    without one it is skipped with a warning, as Debezium does."""
+    name = _name(mysql_url)
+    run(
+        mysql_url,
+        _SIGNAL,
+        "CREATE TABLE nopk (u INT NOT NULL UNIQUE, v INT)",
+        "CREATE TABLE nokey (v INT)",
+        "CREATE TABLE marker (id INT PRIMARY KEY)",
+        "INSERT INTO nopk VALUES " + ", ".join(f"({i}, {i})" for i in range(1, 31)),
+        "INSERT INTO nokey VALUES (1), (2)",
+    )
+    props = config(
+        mysql_url,
+        snapshot_mode="no_data",
+        signal_data_collection=f"{name}.sig",
+        incremental_snapshot_chunk_size="10",
+    )
+    d = Driver(props)
+    try:
+        run(mysql_url, "UPDATE nopk SET v = -1 WHERE u = 30")  # streamed, then read
+        _execute_snapshot(mysql_url, f"{name}.nokey", sid="s1")
+        _execute_snapshot(mysql_url, f"{name}.nopk", sid="s2", **{"surrogate-key": "u"})
+        d.poll_until(lambda recs: any(_read_of(r, "u") == 30 for r in recs))
+        run(mysql_url, "INSERT INTO marker VALUES (1)")
+        d.poll_until(lambda recs: any(r.topic.endswith(".marker") for r in recs))
+    finally:
+        d.stop()
+    reads = [r for r in d.records if _read_of(r, "u") is not None]
+    assert [_read_of(r, "u") for r in reads] == list(range(1, 31))
+    assert reads[-1].value.get("after").get("v") == -1
+    assert all(r.key is None for r in reads)  # no primary key: no message key
+    assert not any(r.topic.endswith(".nokey") for r in d.records)
+    assert any("nokey skipped: it has no primary key" in m for m in caplog.messages)
+
+
 def test_restart_in_the_middle_goes_on_after_the_stored_chunk(mysql_url: str) -> None:
     name = _name(mysql_url)
     run(
@@ -322,11 +361,12 @@ def test_restart_in_the_middle_goes_on_after_the_stored_chunk(mysql_url: str) ->
     assert "incremental_snapshot_collections" not in again.records[-1].source_offset
 
 
-def _read_of(record: Any) -> Any:
+def _read_of(record: Any, key: str = "id") -> Any:
+    """The key of a read (op r); None for any other record."""
     value = record.value
     if value is None or record.topic.startswith("__debezium-heartbeat"):
         return None
-    return value.get("after").get("id") if value.get("op") == "r" else None
+    return value.get("after").get(key) if value.get("op") == "r" else None
 
 
 def test_a_user_without_insert_on_the_signal_table_is_refused(
