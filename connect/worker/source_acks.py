@@ -108,15 +108,24 @@ class Acknowledgements:
             self._metrics.fsync(time.perf_counter() - started)
             self.written.clear()
 
+    def take(self) -> list[_Ack]:
+        """The queued acknowledgements, handed to a transaction's commit (exactly-once:
+        its commit makes them durable, `deliver(taken)` after it): what is queued
+        meanwhile, a later transaction's, stays here. `written` goes with them."""
+        acks, self._acks, self._records = self._acks, [], 0
+        self.written.clear()
+        return acks
+
     def drop(self) -> None:
         """Forget the queued acknowledgements: their records were never written (an
         aborted transaction)."""
         self._acks, self._records = [], 0
         self.written.clear()
 
-    def deliver(self) -> None:
-        """Call the queued acknowledgements in the order queued (the records are
-        durable: the caller has just fsynced what they were appended to)."""
-        acks, self._acks, self._records = self._acks, [], 0
-        for hook, items, metadata in acks:
+    def deliver(self, taken: list[_Ack] | None = None) -> None:
+        """Call the queued acknowledgements (or those `taken`) in the order queued (the
+        records are durable: the caller has just fsynced what they were appended to)."""
+        if taken is None:
+            taken, self._acks, self._records = self._acks, [], 0
+        for hook, items, metadata in taken:
             hook(items, metadata)

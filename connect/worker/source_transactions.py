@@ -23,6 +23,13 @@ A task's transactions (numbered as in the code):
    offsets remembered since the last boundary are appended to the offsets topic as
    the offset store writes them (connect.storage.offsets), inside the transaction,
    then `commit_transaction()`. Only then are `commit_record` and `commit()` called.
+   At the worker's boundaries (`poll`, `interval`) the commit runs on the task's
+   committer thread (`commit_later`) while the task polls and converts its next
+   records: its disk waits no longer stop the task. Every other step of the task's
+   transactions (`append`, `due`, `commit`, `abort`, `close`) first waits for it
+   (`settle`), which then acknowledges its records and calls `commit()` on the
+   task's thread, so the next transaction begins only after it committed, and a
+   failed commit fails the task there.
 4. An abort the task asks for drops the transaction's records but commits their
    offsets (in a transaction of their own), as Kafka Connect does: the task chose
    to drop them. A failed task's abort drops the offsets too: a restart reads the
@@ -40,7 +47,9 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from connect.api import (
@@ -76,6 +85,9 @@ ABORT = "abort"
 _DEFAULT_TIMEOUT_MS = 60_000  # Kafka's producer transaction.timeout.ms
 _TIMEOUT_KEY = "transaction.timeout.ms"
 Pending = Mapping[bytes, tuple[Mapping[str, Any], Mapping[str, Any] | None]]
+#: What a commit run by `commit_later` tells its caller, on the task's thread: whether
+#: there was a transaction (None: the commit failed) and how long the commit took.
+Committed = Callable[[bool | None, float], None]
 
 
 def exactly_once_enabled(worker_config: Mapping[str, Any]) -> bool:
@@ -283,6 +295,11 @@ class SourceTransactions:
         self._offset_partitions = offsets_partitions
         self._last_commit = time.monotonic()
         self.context: _Context | None = _Context() if boundary == "connector" else None
+        self._committer: ThreadPoolExecutor | None = None
+        #: The commit `commit_later` started: (its future, pending, epoch, connector,
+        #: then, when it started).
+        self._job: tuple[Future[tuple[bool, float]], Pending, int, str, Committed, float] | None
+        self._job = None
 
     # Step 1
     def start(self) -> None:
@@ -323,19 +340,18 @@ class SourceTransactions:
         timestamps: Sequence[int] | None = None,
         headers: Sequence[Sequence[Header]] | None = None,
     ) -> range:
-        """The log's `append`, inside the open transaction (begun here if none is)."""
+        """The log's `append`, inside the open transaction (begun here if none is),
+        once the commit left running is through."""
+        self.settle()
+        return self._append(topic, partition, values, keys=keys, timestamps=timestamps,
+                            headers=headers)  # fmt: skip
+
+    def _append(self, topic: str, partition: int, values: Sequence[bytes | None],
+                **fields: Any) -> range:  # fmt: skip
         if not self._open:
             self._fenced_is_fatal(self._producer.begin_transaction)
             self._open = True
-        return self._fenced_is_fatal(
-            self._producer.append,
-            topic,
-            partition,
-            values,
-            keys=keys,
-            timestamps=timestamps,
-            headers=headers,
-        )
+        return self._fenced_is_fatal(self._producer.append, topic, partition, values, **fields)
 
     def split(self, records: list[Any]) -> list[tuple[list[Any], str | None]]:
         """A poll's records cut after each record the task asked to commit or abort
@@ -357,6 +373,7 @@ class SourceTransactions:
     # Step 3
     def due(self, polled: bool) -> str | None:
         """What the boundary asks for after a poll (`polled`: it returned records)."""
+        self.settle()
         if self.boundary == "poll":
             return COMMIT if polled or self._open else None
         if self.boundary == "interval":
@@ -368,7 +385,46 @@ class SourceTransactions:
 
     def commit(self, pending: Pending, *, epoch: int, connector: str) -> bool:
         """The offsets in the transaction, then its commit; whether there was one."""
+        self.settle()
         self._last_commit = time.monotonic()
+        committed = self._commit_log(pending, epoch)
+        self._copy_offsets(pending, epoch, connector)
+        return committed
+
+    def commit_later(
+        self, pending: Pending, *, epoch: int, connector: str, then: Committed
+    ) -> None:
+        """`commit` on the committer thread (the module docstring, step 3); `settle`
+        waits for it and calls `then` on the caller's thread."""
+        self.settle()
+        self._last_commit = time.monotonic()
+        if self._committer is None:
+            name = f"txn-{self.task_name}"
+            self._committer = ThreadPoolExecutor(1, thread_name_prefix=name)
+        future = self._committer.submit(self._timed_commit, pending, epoch)
+        self._job = (future, pending, epoch, connector, then, time.perf_counter())
+
+    def settle(self) -> None:
+        """Wait for the commit `commit_later` started, if any, then call its `then`
+        (with None when it failed, whose error is raised after)."""
+        job, self._job = self._job, None
+        if job is None:
+            return
+        future, pending, epoch, connector, then, started = job
+        try:
+            committed, seconds = future.result()
+        except BaseException:
+            then(None, time.perf_counter() - started)
+            raise
+        self._copy_offsets(pending, epoch, connector)
+        then(committed, seconds)
+
+    def _timed_commit(self, pending: Pending, epoch: int) -> tuple[bool, float]:
+        started = time.perf_counter()
+        return self._commit_log(pending, epoch), time.perf_counter() - started
+
+    def _commit_log(self, pending: Pending, epoch: int) -> bool:
+        """The log's part of `commit`: the offsets in the transaction, its commit."""
         if not pending and not self._open:
             return False
         if pending:
@@ -378,7 +434,7 @@ class SourceTransactions:
             for key, value in items:
                 rows.setdefault(partition_for_key(key, count), []).append((key, value))
             for p, part in rows.items():
-                self.append(
+                self._append(
                     self._table.topic,
                     p,
                     [v for _, v in part],
@@ -387,22 +443,35 @@ class SourceTransactions:
                 )
         self._fenced_is_fatal(self._producer.commit_transaction)
         self._open = False
-        if self._fallback is not None and pending:
-            # Best effort, as Kafka's copy to the worker's global offsets topic: the
-            # REST offsets of a connector with a topic of its own read it there.
-            self._fallback.put(connector, pending, epoch=epoch)
         return True
+
+    def _copy_offsets(self, pending: Pending, epoch: int, connector: str) -> None:
+        """Best effort, as Kafka's copy to the worker's global offsets topic: the REST
+        offsets of a connector with a topic of its own read it there. On the task's
+        thread, which reads that store too."""
+        if self._fallback is not None and pending:
+            self._fallback.put(connector, pending, epoch=epoch)
 
     # Step 4
     def abort(self) -> None:
         """Drop the open transaction (nothing of it becomes visible)."""
+        self.settle()
         self._last_commit = time.monotonic()
         if self._open:
             self._open = False
             self._fenced_is_fatal(self._producer.abort_transaction)
 
     def close(self) -> None:
-        """Close the producer; an open transaction is aborted (a failed task's)."""
+        """Close the producer; an open transaction is aborted (a failed task's). A
+        commit still running (none after a stop's or a failure's last step, which
+        settle) is waited for, its outcome left to the log: the task is stopped."""
+        job, self._job = self._job, None
+        if job is not None:
+            with contextlib.suppress(Exception):
+                job[0].result()
+        if self._committer is not None:
+            self._committer.shutdown()
+            self._committer = None
         if self._producer is not None:
             with contextlib.suppress(ProducerFencedError):
                 self._producer.close()
@@ -451,7 +520,9 @@ class ExactlyOnceSteps:
     def _iterate_exactly_once(self, txn: SourceTransactions) -> None:
         """One poll with exactly-once on: its records into the open transaction, cut
         where the task asked (transaction.boundary=connector), then the boundary's
-        commit. Nothing is acknowledged before its transaction commits."""
+        commit, which the worker's boundaries (poll, interval) leave running while
+        the next poll is made and converted (`commit_later`: its first append
+        waits for it). Nothing is acknowledged before its transaction commits."""
         records = self._poll()
         if records:
             if not self.may_write():
@@ -464,13 +535,16 @@ class ExactlyOnceSteps:
                 if action is not None:
                     self._end_transaction(action)
         action = txn.due(bool(records))
-        if action is not None:
+        if action == COMMIT and txn.context is None:
+            self._commit_transaction(txn, later=True)
+        elif action is not None:
             self._end_transaction(action)
 
     def _end_transaction(self, action: str) -> None:
         if action == ABORT:
             # Step 4: the records dropped, their offsets committed all the same.
             assert self._txn is not None
+            self._txn.settle()
             self._acks.drop()
             self._txn.abort()
         self.commit_offsets()
@@ -480,9 +554,12 @@ class ExactlyOnceSteps:
         or fenced task's, a stop's): its records never become visible, and a restart
         reads them again."""
         assert self._txn is not None
-        self._pending = {}
-        self._acks.drop()
-        self._txn.abort()
+        try:
+            self._txn.settle()  # a commit still running: its records were not this one's
+        finally:
+            self._pending = {}
+            self._acks.drop()
+            self._txn.abort()
 
     def _commit_final_by_connector(self, txn: SourceTransactions) -> None:
         """Kafka's rule at a clean stop with transaction.boundary=connector: commit
@@ -492,25 +569,33 @@ class ExactlyOnceSteps:
         else:
             self._abort_transaction()
 
-    def _commit_transaction(self, txn: SourceTransactions) -> None:
+    def _commit_transaction(self, txn: SourceTransactions, *, later: bool = False) -> None:
         """The exactly-once commit: the offsets inside the open transaction and its
         commit (connect.worker.source_transactions, step 3), then the acknowledgements
-        and `commit()`. A lapsed lease aborts instead: the work's next owner reads the
-        records again from the offsets committed before."""
+        and `commit()` (`later`: once the commit, left running, is settled). A
+        lapsed lease aborts instead: the work's next owner reads the records again
+        from the offsets committed before."""
         if self.lease_lapsed():
             self._abort_transaction()
             return
+        txn.settle()  # the acknowledgements taken below are this transaction's only
         pending, self._pending = self._pending, {}
         epoch = (self.lease.generation if self.lease is not None else None) or 0
-        started = time.perf_counter()
-        ok = False
-        try:
-            committed = txn.commit(pending, epoch=epoch, connector=self.connector)
-            ok = True
-        finally:
-            if not ok or pending:
-                self.metrics.commit(time.perf_counter() - started, ok=ok)
-        self._acks.written.clear()  # the commit made them durable
-        self._acks.deliver()
+        # The commit makes them durable (the partitions written with them too).
+        then = partial(self._committed, self._acks.take(), bool(pending))
+        txn.commit_later(pending, epoch=epoch, connector=self.connector, then=then)
+        if not later:
+            txn.settle()
+
+    def _committed(
+        self, acks: list[Any], offsets: bool, committed: bool | None, seconds: float
+    ) -> None:
+        """After a commit, on the task's thread: its metrics, then (None: it failed)
+        the acknowledgements it made durable and `commit()`."""
+        if committed is None or offsets:
+            self.metrics.commit(seconds, ok=committed is not None)
+        if committed is None:
+            return
+        self._acks.deliver(acks)
         if committed:
             self.plugin.commit()
