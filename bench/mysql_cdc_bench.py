@@ -256,11 +256,13 @@ def snapshot(system: System, tag: str, db: Database, topics: Topics, rows: int) 
 
 
 def warm_up(system: System, name: str, db: Database, topic: str, table: str,
-            topics: Topics) -> int:
+            topics: Topics) -> tuple[int, int]:
     """Write to `table` until the connector streams it, then a marker, and wait for the
     marker: the topic's record count then (the writes before the connector's start
-    position are not in it, so they cannot be counted on the writing side)."""
+    position are not in it, so they cannot be counted on the writing side), and the
+    writes made (the marker's included)."""
     conn = db.connect()
+    writes = [1]  # the marker
     cur = conn.cursor()
     if table == "snap":
         write = "UPDATE snap SET i = i + 1 WHERE id = 1"
@@ -271,6 +273,7 @@ def warm_up(system: System, name: str, db: Database, topic: str, table: str,
 
     def streaming() -> bool:
         cur.execute(write)
+        writes[0] += 1
         return topics.count(topic) > 0
 
     system.wait(streaming, [name], 120, "the first warm-up record")
@@ -282,7 +285,7 @@ def warm_up(system: System, name: str, db: Database, topic: str, table: str,
         return last.get("i") == -1 or last.get("pad") == "marker"
 
     system.wait(marked, [name], 60, "the warm-up's marker")
-    return topics.count(topic)
+    return topics.count(topic), writes[0]
 
 
 def stop(system: System, name: str) -> None:
@@ -299,9 +302,9 @@ def stop(system: System, name: str) -> None:
     system.wait(stopped, [name], 60, f"{name} stopped")
 
 
-def stream_ready(system: System, tag: str, db: Database, topics: Topics) -> int:
+def stream_ready(system: System, tag: str, db: Database, topics: Topics) -> tuple[int, int]:
     """Step 2, before the changes: the connector has streamed and stopped; its warm-up
-    record count."""
+    record count and the warm-up's writes to `snap`."""
     topic = db.topic(tag, "stream", "snap")
     create_topics(db.bootstrap, [topic])
     name = f"{tag}-stream"
@@ -315,8 +318,9 @@ def streaming(system: System, tag: str, db: Database, topics: Topics, warm: int,
               transactions: int) -> tuple[float, int]:
     """Step 2: changes per second of the backlog's stream, from the resume until the
     marker written after the backlog (`i = -2` on row 1) is the topic's last record;
-    and the records beyond the warm-up, the backlog and the marker (repeats: a resume
-    should emit none)."""
+    and the records beyond `warm` (the connector's own warm-up and the warm-up writes of
+    the systems readied after it was stopped, which its resume streams too), the
+    backlog and the marker (repeats: a resume should emit none)."""
     topic = db.topic(tag, "stream", "snap")
     name = f"{tag}-stream"
     expected = warm + transactions * RECORDS_PER_TX + 1
@@ -341,7 +345,7 @@ def latency(system: System, tag: str, db: Database, topics: Topics,
     create_topics(db.bootstrap, [topic])
     name = f"{tag}-latency"
     system.create(name, db.config(tag, "lat", "lat", "no_data"))
-    warm = warm_up(system, name, db, topic, "lat", topics)
+    warm, _ = warm_up(system, name, db, topic, "lat", topics)
     total = int(seconds * LAT_RATE) // LAT_PER_TX * LAT_PER_TX
     conn = db.connect()
     with conn.cursor() as cur:
@@ -407,7 +411,12 @@ def measure(systems: dict[str, System], db: Database, args: argparse.Namespace
             with profiled(system, args.profile, "snapshot"), cpu_per(
                     system, out, f"{tag}_snapshot_cpu_us_per_row", args.rows):
                 out[keys[tag][0]] = round(snapshot(system, tag, db, topics, args.rows))
-        warm = {tag: stream_ready(system, tag, db, topics) for tag, system in systems.items()}
+        ready = {tag: stream_ready(system, tag, db, topics) for tag, system in systems.items()}
+        # a system stopped first streams the later systems' warm-up writes on its resume
+        order = list(ready)
+        warm = {tag: ready[tag][0] + sum(ready[t][1] for t in order[i + 1 :])
+                for i, tag in enumerate(order)}
+        out["stream_warm_up_writes"] = {tag: ready[tag][1] for tag in order}
         make_changes(db, rows=args.rows, transactions=transactions)
         for tag, system in systems.items():  # Step 2
             with profiled(system, args.profile, "streaming"), cpu_per(
