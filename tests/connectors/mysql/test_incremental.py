@@ -266,12 +266,15 @@ def test_stop_snapshot_ends_it(mysql_url: str) -> None:
             cur.execute("INSERT INTO sig VALUES ('s2', 'stop-snapshot', %s)", (stop,))
             cur.execute("INSERT INTO marker VALUES (1)")
         d.poll_until(lambda recs: any(r.topic.endswith(".marker") for r in recs))
+        run(mysql_url, "INSERT INTO marker VALUES (2)")  # after the watermarks in flight
+        d.poll_until(lambda recs: sum(r.topic.endswith(".marker") for r in recs) == 2)
     finally:
         d.stop()
     reads = [_read_of(r) for r in d.records if _read_of(r) is not None]
     assert 50 <= len(reads) < 2000 and reads == sorted(reads)
-    assert d.records[-1].topic.endswith(".marker")
-    assert not any(k.startswith("incremental_") for k in d.records[-1].source_offset)
+    marker = next(i for i, r in enumerate(d.records) if r.topic.endswith(".marker"))
+    assert not any(_read_of(r) for r in d.records[marker:])  # none after the stop
+    assert not any(k.startswith("incremental_") for k in d.records[marker].source_offset)
 
 
 def test_surrogate_key_and_a_table_without_key(
