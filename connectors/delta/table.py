@@ -150,6 +150,10 @@ class DeltaTableWriter:
         if waiting.first_offset is None:
             waiting.first_offset = first_offset
         if rows is not None and rows.num_rows:
+            if not self._rows:
+                # The interval bounds how long rows wait: it starts with the first row
+                # (a task resumed after a pause committed its first poll alone).
+                self._since = self._clock()
             waiting.batches.append(rows)
             waiting.rows += rows.num_rows
             self._rows += rows.num_rows

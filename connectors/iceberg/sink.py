@@ -13,9 +13,10 @@ How a record reaches a table (numbered as in the code):
    rewind took effect, or redelivered) and is dropped; the rows are routed to their
    tables (all configured tables, or the one the route field names), each table
    skipping what its own snapshots say it holds, and buffered.
-3. Every `iceberg.control.commit.interval-ms` (or once
-   `iceberg.commit.max-buffered-records` wait, or when a poll brings nothing while a
-   tenth of that waits: `_CAUGHT_UP`), each table with buffered rows gets one
+3. Once rows have waited `iceberg.control.commit.interval-ms` (from the first one
+   buffered; or once `iceberg.commit.max-buffered-records` wait, or when a poll
+   brings nothing while a tenth of that waits: `_CAUGHT_UP`), each table with
+   buffered rows gets one
    catalog commit carrying the task's consumed offsets in its snapshot summary
    (writer.py); tables new to the connector first, so that a crash between the
    tables' commits never leaves a table without offsets behind one that has them.
@@ -123,7 +124,7 @@ class IcebergSinkTask(SinkTask):
         import rich.table  # noqa: F401
         for name in self.settings.tables:
             self._writer(name)
-        self._last_commit = self._clock()
+        self._waiting_since = self._clock()
         self._buffered = 0
         #: Rows came through put_batches since the last put() (the poll was not empty).
         self._polled = False
@@ -221,7 +222,7 @@ class IcebergSinkTask(SinkTask):
         # Step 3
         caught_up = not records and not self._polled
         self._polled = False
-        due = self._clock() - self._last_commit >= self.settings.commit_interval_ms / 1000
+        due = self._clock() - self._waiting_since >= self.settings.commit_interval_ms / 1000
         limit = self.settings.max_buffered
         if self._buffered and (due or self._buffered >= limit
                                or (caught_up and self._buffered >= limit * _CAUGHT_UP)):
@@ -277,6 +278,11 @@ class IcebergSinkTask(SinkTask):
             held = writer.committed.get(tp)
             if held is not None and len(where) and where[0] < held:
                 rows = rows.filter(pa.array(where >= held))
+            if not self._buffered and rows.num_rows:
+                # The interval bounds how long rows wait: it starts with the first row
+                # buffered, not at the last commit (a task resumed after a pause, or
+                # busy again after an idle spell, committed its first poll alone).
+                self._waiting_since = self._clock()
             writer.add(rows)
             self._buffered += rows.num_rows
 
@@ -311,7 +317,7 @@ class IcebergSinkTask(SinkTask):
             self._failed = True
             raise
         self._buffered = 0
-        self._last_commit = self._clock()
+        self._waiting_since = self._clock()
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
         # Step 4

@@ -216,3 +216,22 @@ def test_a_task_that_caught_up_commits_a_tenth_of_flush_size_at_once(tmp_path: P
     t.put([])
     assert DeltaTable(table).transaction_version("lake-orders-0") == 30
     assert [r[0] for r in rows(tmp_path / "orders", "id")] == list(range(30))
+
+
+def test_the_commit_interval_starts_with_the_first_row_waiting(tmp_path: Path) -> None:
+    """A task idle (or paused) for longer than delta.commit.interval.ms does not
+    commit its first poll alone: the interval bounds how long rows wait."""
+    clock = [0.0]
+    config = {"name": "lake", "delta.table.uri": str(tmp_path / "${topic}"),
+              "delta.flush.size": "100", "delta.commit.interval.ms": "1000"}
+    t = DeltaSinkTask(clock=lambda: clock[0])
+    t.initialize(SeekingContext(config))
+    t.start(config)
+    t.open([TP])
+    table = str(tmp_path / "orders")
+    clock[0] += 3600  # idle
+    t.put(records(range(0, 3)))
+    assert not DeltaTable.is_deltatable(table)
+    clock[0] += 1.0
+    t.put(records(range(3, 5)))
+    assert DeltaTable(table).transaction_version("lake-orders-0") == 5

@@ -165,3 +165,20 @@ def test_schema_force_optional_and_case_insensitive_fields(tmp_path: Path):
     assert rows.column("id").to_pylist() == [0, 1, 2]
     assert rows.column("customer").to_pylist()[-1] == "c9"
     assert rows.column("Note").to_pylist() == [None, None, "hi"]
+
+
+def test_the_commit_interval_starts_with_the_first_row_buffered(tmp_path: Path):
+    """A task idle (or paused) for longer than the interval does not commit its first
+    poll alone: the interval bounds how long rows wait."""
+    from connectors.iceberg.tables import load_table
+
+    task, _, clock = start(props(tmp_path))  # interval 1 s
+    clock.now += 3600  # idle
+    task.put(records(order_schema(), range(3)))
+    assert load_table(task.catalog, "db.orders") is None
+    clock.now += 0.5
+    task.put(records(order_schema(), range(3, 5), first=3))
+    assert load_table(task.catalog, "db.orders") is None
+    clock.now += 0.5
+    task.put([])
+    assert read(tmp_path).column("id").to_pylist() == list(range(5))
