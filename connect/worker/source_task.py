@@ -363,8 +363,12 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         `commit_records` gets the `original` rows, as the record path gives it the
         records before transforms."""
         topic = batch.topic
-        stamp = int(time.time() * 1000) if batch.timestamp is None else batch.timestamp
-        stamps = [stamp] * len(values)
+        # A batch without its own timestamp: the log stamps it (KafkaLog then produces it
+        # a slice at a time); acknowledgements carry the stamps, so then they are given.
+        stamps = None
+        if batch.timestamp is not None or self._wants_commit_record:
+            stamp = int(time.time() * 1000) if batch.timestamp is None else batch.timestamp
+            stamps = [stamp] * len(values)
         offsets = self._append_records(topic, p, values, keys=keys, timestamps=stamps)
         self._acks.written.add((topic, p))
         self.metrics.records_written += len(values)
@@ -376,7 +380,8 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 mask = np.zeros(len(original), dtype=bool)
                 mask[rows] = True
                 original = original.filter(mask)
-            self._acks.queue(self.plugin.commit_batch, original, Landed(topic, p, offsets, stamps))
+            landed = Landed(topic, p, offsets, stamps)  # type: ignore[arg-type]
+            self._acks.queue(self.plugin.commit_batch, original, landed)
 
     def _send(self, records: list[SourceRecord]) -> None:
         # Step 2

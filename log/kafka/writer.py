@@ -32,6 +32,15 @@ there.
 Compression and the delivery timeout are producer settings in librdkafka, not per-call
 ones, so there is one producer per (codec, delivery timeout), made on first use.
 Producers are thread-safe; calls from several threads share them.
+
+Records without timestamps or headers (the runtime's source batches, most appends) go
+to librdkafka by `produce_batch`, `BATCH_RECORDS` at a time: one call per slice instead
+of one `produce()` with its keyword arguments per record (4.3 -> 3.4 CPU us a
+400-byte record on the real broker, librdkafka's threads included). A slice is handed
+over only when the producer's queue has room for it, so a record refused there (queue
+full) is rare; refused records are handed over again, in order, once deliveries made
+room, and only when every record after them was refused too (otherwise the order on
+the partition would change, and the append fails as a retriable error).
 """
 
 from __future__ import annotations
@@ -51,6 +60,10 @@ __all__ = ["STOP_GRACE_S", "Writer"]
 
 #: How long an append whose caller is stopping waits for a next delivery report.
 STOP_GRACE_S = 1.0
+#: Records handed to librdkafka by one `produce_batch` call.
+BATCH_RECORDS = 4096
+
+_QUEUE_FULL = confluent_kafka.KafkaError._QUEUE_FULL
 
 _UNKNOWN_PARTITION = confluent_kafka.KafkaError._UNKNOWN_PARTITION
 
@@ -121,6 +134,8 @@ class Writer:
         self._producers: dict[tuple[str, int], confluent_kafka.Producer] = {}
         self._closed = False
         self._in_flight = 0  # appends between their first produce and their return
+        #: records a producer's queue holds (librdkafka refuses more: queue full)
+        self._room = int(config.producer("none").get("queue.buffering.max.messages", 100_000))
 
     def _producer(self, codec: str, timeout_ms: int) -> confluent_kafka.Producer:
         """The producer of `codec` whose records wait `timeout_ms` (0: no limit)."""
@@ -179,6 +194,81 @@ class Writer:
         headers: Sequence[Sequence[Header]] | None,
     ) -> range:
         batch = _Batch(len(values))
+        if timestamps is None and (headers is None or not any(headers)):
+            self._produce_slices(producer, wait, batch, topic, partition, values, keys)
+        else:
+            self._produce_each(
+                producer, wait, batch, topic, partition, values, keys, timestamps, headers
+            )
+        while batch.pending > 0:
+            wait.check(batch.pending, len(values))
+            producer.flush(0.1)
+        if batch.error is not None:
+            raise operation_error(wait.what, batch.error)
+        return range(min(batch.offsets), max(batch.offsets) + 1)
+
+    def _produce_slices(
+        self,
+        producer: confluent_kafka.Producer,
+        wait: _Wait,
+        batch: _Batch,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None,
+    ) -> None:
+        """Records without timestamps or headers, `BATCH_RECORDS` per call (see the
+        module docstring)."""
+        if keys is None:
+            messages = [{"value": v} for v in values]
+        else:
+            messages = [{"value": v, "key": k} for v, k in zip(values, keys, strict=True)]
+        room = self._room
+        step = max(1, min(BATCH_RECORDS, room // 2))
+        learned = False
+        start = 0
+        while start < len(messages):
+            chunk = messages[start : start + step]
+            while len(producer) + len(chunk) > room:  # wait for room: none refused
+                wait.check(batch.pending, len(messages))
+                producer.poll(0.05)
+            queued = producer.produce_batch(
+                topic, chunk, partition=partition, on_delivery=batch.report
+            )
+            if queued == len(chunk):
+                start += len(chunk)
+                continue
+            errors = [m.get("_error") for m in chunk]
+            first = next(i for i, e in enumerate(errors) if e is not None)
+            if any(e is None for e in errors[first:]):  # a gap: the order would change
+                raise operation_error(wait.what, errors[first])
+            start += first  # the refused tail goes again, in order
+            for m in chunk[first:]:
+                del m["_error"]
+            code = errors[first].code()
+            if code == _QUEUE_FULL:
+                wait.check(batch.pending, len(messages))
+                producer.poll(0.05)
+            elif code == _UNKNOWN_PARTITION and not learned:
+                learned = True  # one refresh per append, then the error stands
+                if not self._learn(producer, topic, partition):
+                    raise operation_error(wait.what, errors[first])
+            else:
+                raise operation_error(wait.what, errors[first])
+
+    def _produce_each(
+        self,
+        producer: confluent_kafka.Producer,
+        wait: _Wait,
+        batch: _Batch,
+        topic: str,
+        partition: int,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None,
+        timestamps: Sequence[int] | None,
+        headers: Sequence[Sequence[Header]] | None,
+    ) -> None:
+        """Records with timestamps or headers, one `produce()` each."""
         learned = False
         for i, value in enumerate(values):
             kwargs: dict[str, object] = {"partition": partition, "on_delivery": batch.report}
@@ -201,12 +291,6 @@ class Writer:
                         if self._learn(producer, topic, partition):
                             continue
                     raise operation_error(wait.what, exc) from None
-        while batch.pending > 0:
-            wait.check(batch.pending, len(values))
-            producer.flush(0.1)
-        if batch.error is not None:
-            raise operation_error(wait.what, batch.error)
-        return range(min(batch.offsets), max(batch.offsets) + 1)
 
     def _learn(self, producer: confluent_kafka.Producer, topic: str, partition: int) -> bool:
         """Refresh the producer's metadata of `topic` until it knows `partition`.

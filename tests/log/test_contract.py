@@ -429,3 +429,21 @@ def test_appends_to_a_topic_made_by_another_client_read_the_registry_once(
         MISS_TTL_S + 10,
         "the other log's registration seen",
     )
+
+
+@pytest.mark.parametrize(
+    "queue", [{"queue.buffering.max.messages": 8}, {"queue.buffering.max.kbytes": 1}]
+)
+def test_appends_through_a_small_producer_queue_keep_every_record_in_order(
+    make_broker_log, queue
+) -> None:
+    """Records without timestamps go to librdkafka a slice at a time (log.kafka.writer):
+    a slice waits for room in the producer's queue (a message limit), and the records
+    the queue refuses past a byte limit go again, in order, once deliveries made room."""
+    log = make_broker_log(client_config=queue)
+    log.create_topic("q", 1)
+    values = [b"%03d-" % i + b"x" * 300 for i in range(60)]
+    keys = [None if i % 7 == 0 else b"k%d" % i for i in range(60)]
+    assert log.append("q", 0, values, keys=keys) == range(0, 60)
+    got = log.read("q", 0, 0, max_bytes=1 << 20)
+    assert [(r.key, r.value) for r in got] == list(zip(keys, values, strict=True))
