@@ -50,9 +50,11 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -73,13 +75,15 @@ from connectors.iceberg.tables import (
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyiceberg.manifest import DataFile
-    from pyiceberg.table import Table, Transaction
+    from pyiceberg.table import FileScanTask, Table, Transaction
     from pyiceberg.table.metadata import TableMetadata
 
 __all__ = ["StaleWriterError", "TableWriter"]
 
 _log = logging.getLogger("connectors.iceberg")
 _COMMIT_ATTEMPTS = 12
+#: Data files an upsert commit rewrites at once (`_rewrite`).
+_REWRITE_THREADS = min(4, os.cpu_count() or 1)
 _INDEX = "__tributary_row"
 
 
@@ -294,17 +298,25 @@ def _rewrite(table: Table, metadata: TableMetadata, rows: pa.Table, keys: pa.Tab
                      for name in keys.column_names})
     commit_uuid = uuid.uuid4()
     counter = itertools.count(0)
-    replaced = []
-    for task in table.scan(row_filter=_key_range(keys)).plan_files():
+
+    def rewritten(task: FileScanTask) -> tuple[DataFile, list[DataFile]] | None:
         old = ArrowScan(table_metadata=metadata, io=table.io, projected_schema=metadata.schema(),
                         row_filter=AlwaysTrue()).to_table(tasks=[task])
         kept = _without_keys(old, keys)
         if kept.num_rows == old.num_rows:
-            continue
+            return None
         files = [] if not kept.num_rows else list(_dataframe_to_data_files(
             table_metadata=metadata, df=kept, io=table.io, write_uuid=commit_uuid,
             counter=counter))
-        replaced.append((task.file, files))
+        return task.file, files
+
+    # Files are rewritten side by side: reading, the key test and writing run in
+    # Arrow's C++ without the GIL, so a commit that touches every file of the table
+    # (changes spread over its keys) uses the machine's cores. A pool of our own:
+    # pyiceberg's, which the reads and writes use inside, must not wait on itself.
+    tasks = list(table.scan(row_filter=_key_range(keys)).plan_files())
+    with ThreadPoolExecutor(max_workers=max(1, min(len(tasks), _REWRITE_THREADS))) as pool:
+        replaced = [done for done in pool.map(rewritten, tasks) if done is not None]
     added = []
     if rows.num_rows:
         added = list(_dataframe_to_data_files(table_metadata=metadata, df=rows, io=table.io,
