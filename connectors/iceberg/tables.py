@@ -189,7 +189,7 @@ def _same_type(table_type: pa.DataType, batch_type: pa.DataType) -> bool:
 def match_case(table_name: str, target: pa.Schema, data: pa.Table) -> pa.Table:
     """`data` with each column named as the table's column of the same name in any
     case (`iceberg.tables.schema-case-insensitive`); a column the table lacks keeps
-    its name. Two fields one column apart only by case are refused naming them."""
+    its name. Two fields whose names differ only by case are refused, naming them."""
     names = {n.lower(): n for n in target.names}
     renamed = [names.get(n.lower(), n) for n in data.column_names]
     if len({n.lower() for n in renamed}) < len(renamed):
