@@ -261,11 +261,11 @@ class BinlogReader:
         if not self._captured(event.schema, event.table):
             self._tables[event.table_id] = None
             return
-        table = from_table_map(event)
+        table = from_table_map(event, decoder=False)
         shape = (table.db, table.name, table.shape())
         known = self._shapes.get(shape)
-        if known is None:
-            known = self._shapes[shape] = self._build(table)
+        if known is None:  # a new shape: its decoder compiled now, once
+            known = self._shapes[shape] = self._build(table.with_decoder(event.columns))
         self._tables[event.table_id] = known
 
     def _rows(self, name: str, event: Any, pos: int) -> None:

@@ -89,6 +89,11 @@ class Table:
         self.envelope = envelope_schema(base, self.value_schema, source)
         return self
 
+    def with_decoder(self, columns: Sequence[Any]) -> Table:
+        """This table with the decoder of its table map's `columns` compiled."""
+        self.decoder = compile_decoder(columns)
+        return self
+
     @property
     def qualified(self) -> str:
         return f"{self.db}.{self.name}"
@@ -239,8 +244,10 @@ def _stream_column(col: Any, nullable: bool) -> ColumnDef:
     )
 
 
-def from_table_map(event: Any) -> Table:
-    """The table a table map event describes (unbuilt; see the module docstring)."""
+def from_table_map(event: Any, *, decoder: bool = True) -> Table:
+    """The table a table map event describes (unbuilt; see the module docstring), with
+    the decoder of its row images unless `decoder` is False (the stream compiles one
+    only for a shape it has not seen: a table map precedes every rows event)."""
     if any(col.name is None for col in event.columns):
         raise ConnectError(
             f"the binlog's table map of {event.schema}.{event.table} names no columns: it "
@@ -261,5 +268,5 @@ def from_table_map(event: Any) -> Table:
         name=event.table,
         columns=columns,
         primary_key=[columns[i].name for i in key_indexes],
-        decoder=compile_decoder(event.columns),
+        decoder=compile_decoder(event.columns) if decoder else None,
     )
