@@ -187,8 +187,9 @@ class SnapshotPhase:
         )
 
     def _columns(self, table: Table, rows: list[Any]) -> list[list[Any]]:
-        final = self._chunks.final if self._chunks is not None else frozenset()
-        return convert_columns(table, rows, final)
+        if self._chunks is None:
+            return convert_columns(table, rows)
+        return convert_columns(table, rows, self._chunks.final, self._chunks.texts)
 
     def _emit(self, table: Table, rows: list[Any]) -> list[Any]:
         columns = self._columns(table, rows)
@@ -250,14 +251,34 @@ class SnapshotPhase:
             self.conn.close()
 
 
+class _Text(list):  # type: ignore[type-arg]
+    """A column of numbers as their text, for Arrow to parse (`_arrow`)."""
+
+
+def _arrow(column: list[Any], typ: pa.DataType) -> pa.Array:
+    if type(column) is _Text:
+        return pa.array(column, pa.string()).cast(typ)
+    return pa.array(column, type=typ)
+
+
 def convert_columns(
-    table: Table, rows: list[Any], final: frozenset[int] = frozenset()
+    table: Table,
+    rows: list[Any],
+    final: frozenset[int] = frozenset(),
+    texts: frozenset[int] = frozenset(),
 ) -> list[list[Any]]:
     """The rows' converted values, a column at a time (but for the columns in `final`,
-    which come in their event form already)."""
-    out = []
+    which come in their event form already, and the DOUBLE / DECIMAL columns in
+    `texts`, their text, which the Arrow batch parses when the event is a float or a
+    Decimal)."""
+    out: list[list[Any]] = []
     columns = zip(table.snapshot_converters, zip(*rows, strict=True), strict=True)
     for i, (conv, column) in enumerate(columns):
+        if i in texts:
+            typ = arrow.arrow_type(table.column_schemas[i])
+            if pa.types.is_floating(typ) or pa.types.is_decimal(typ):
+                out.append(_Text(column))
+                continue
         if conv.__name__ == "_same" or i in final:
             out.append(list(column))
         else:
@@ -295,7 +316,7 @@ def _batch(
     kept = range(len(columns)) if table.value_indexes is None else table.value_indexes
     value_fields = table.value_schema.fields
     arrays = [
-        pa.array(columns[i], type=arrow.arrow_type(f.schema))
+        _arrow(columns[i], arrow.arrow_type(f.schema))
         for i, f in zip(kept, value_fields, strict=True)
     ]
     after = (
@@ -321,7 +342,7 @@ def _batch(
     if table.key_schema is not None:
         keys = pa.RecordBatch.from_arrays(
             [
-                pa.array(columns[i], type=arrow.arrow_type(f.schema))
+                _arrow(columns[i], arrow.arrow_type(f.schema))
                 for i, f in zip(table.key_indexes, table.key_schema.fields, strict=True)
             ],
             names=[f.name for f in table.key_schema.fields],

@@ -15,7 +15,8 @@ snapshot.
 Values cross as JSON, so each column is sent in a form JSON keeps exactly and turned
 back into what PyMySQL would have given, for the same converters
 (`Table.snapshot_converters`): integers, YEAR and text as they are; FLOAT, DOUBLE and
-DECIMAL as their text (`CAST(… AS CHAR)`: JSON numbers would round); binary strings,
+DECIMAL as their text (`CAST(… AS CHAR)`: JSON numbers would round), DOUBLE and
+DECIMAL left as text for Arrow to parse a column at a time (`texts`); binary strings,
 BIT and geometry as base64; DATE, DATETIME and TIME as their text, parsed (the
 session's zone is UTC); TIMESTAMP as the event's ZonedTimestamp text itself
 (`final`). A table without a primary key, or keyed by a column not sent as itself
@@ -32,7 +33,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from connect.api import ConnectError
+from connect.api import ConnectError, Type
 from connectors.mysql.columns import BINARIES, GEOMETRIES, INTEGERS, TEXTS
 from connectors.mysql.tables import Table
 
@@ -136,7 +137,20 @@ class JsonChunks:
         self._conn = conn
         self._chunk = chunk
         plans = [_plan(c.kind) for c in table.columns]
-        self._back = [(i, back) for i, (_, back) in enumerate(plans) if back not in (None, _final)]
+        #: DOUBLE and DECIMAL columns handed over as their text, which Arrow parses a
+        #: column at a time in C (a float() or a Decimal per value in Python otherwise);
+        #: not for a table whose reads are records (geometry: no Arrow path)
+        arrow = not any(f.schema.type is Type.STRUCT for f in table.value_schema.fields)
+        self.texts = frozenset(
+            i
+            for i, c in enumerate(table.columns)
+            if arrow and c.kind in ("double", "decimal", "numeric")
+        )
+        self._back = [
+            (i, back)
+            for i, (_, back) in enumerate(plans)
+            if back not in (None, _final) and i not in self.texts
+        ]
         #: columns whose values come as the events carry them (no converter to apply)
         self.final = frozenset(i for i, (_, back) in enumerate(plans) if back is _final)
         index = {c.name: i for i, c in enumerate(table.columns)}

@@ -49,6 +49,8 @@ class Table:
     snapshot_converters: list[Callable[[Any], Any]] = field(init=False)
     stream_converters: list[Callable[[Any], Any]] = field(init=False)
     names: list[str] = field(init=False)
+    #: each column's Connect schema, in column order (kept by the column filter or not)
+    column_schemas: list[Schema] = field(init=False)
     #: (index, stream converter) of the columns whose binlog value needs converting
     converted: list[tuple[int, Callable[[Any], Any]]] = field(init=False)
     key_indexes: list[int] = field(init=False)
@@ -67,6 +69,7 @@ class Table:
             self.snapshot_converters.append(snap)
             self.stream_converters.append(stream)
         self.names = [c.name for c in self.columns]
+        self.column_schemas = [s for _, s in fields]
         self.converted = [
             (i, c) for i, c in enumerate(self.stream_converters) if c.__name__ != "_same"
         ]
