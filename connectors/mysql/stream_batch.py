@@ -3,7 +3,7 @@ table and one operation in a transaction gathered into Arrow columns.
 
 Why: made one at a time, each change is a key Struct, a value Struct, a source Struct
 and a SourceRecord, and then the runtime's JsonConverter walks those Structs again per
-record (together ~60% of the worker's samples in the bench's stream under py-spy). A
+record (most of the worker's CPU in the bench's stream: docs/performance.md). A
 batch carries the decoded rows as columns: the transposition (`zip(*rows)`) and the
 Arrow arrays are built in C, and the converter writes the JSON of a whole column at a
 time (`from_arrow`), as for the snapshot's chunks.

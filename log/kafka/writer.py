@@ -35,8 +35,8 @@ Producers are thread-safe; calls from several threads share them.
 
 Records without timestamps or headers (the runtime's source batches, most appends) go
 to librdkafka by `produce_batch`, `BATCH_RECORDS` at a time: one call per slice instead
-of one `produce()` with its keyword arguments per record (4.3 -> 3.4 CPU us a
-400-byte record on the real broker, librdkafka's threads included). A slice is handed
+of one `produce()` with its keyword arguments per record, a fifth less CPU a record
+(docs/performance.md, "MySQL CDC"). A slice is handed
 over only when the producer's queue has room for it, so a record refused there (queue
 full) is rare; refused records are handed over again, in order, once deliveries made
 room, and only when every record after them was refused too (otherwise the order on
