@@ -113,8 +113,29 @@ def open_log(config: Mapping[str, Any]) -> Log:
         member = {
             k[len("consumer.") :]: v for k, v in config.items() if k.startswith("consumer.")
         }
-        return KafkaLog(servers, client_config=extra, member_config=member)
+        return KafkaLog(
+            servers, client_config=extra, member_config=member, timeout_s=_request_timeout_s(extra)
+        )
     return FileLog(config["log.dir"])
+
+
+def _request_timeout_s(extra: Mapping[str, Any]) -> float:
+    """The log's request timeout: `kafka.request.timeout.ms` where the worker config
+    sets it (librdkafka's producers take the same key), else 10 s. Why configurable:
+    every request to a broker that is away waits it once (the first REST read of an
+    outage, a sink task's fetch) before the runtime falls back or backs off."""
+    given = extra.get("request.timeout.ms")
+    if given is None:
+        return 10.0
+    try:
+        ms = int(str(given))
+    except ValueError:
+        raise ConfigError(
+            "kafka.request.timeout.ms", given, "must be a whole number of milliseconds"
+        ) from None
+    if ms < 1000:
+        raise ConfigError("kafka.request.timeout.ms", given, "must be at least 1000")
+    return ms / 1000
 
 
 class StandaloneWorker:

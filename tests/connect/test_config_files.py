@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from connect.api import ConfigError
 from connect.config_files import ConfigFileError, kafka_worker_notes, read_config_file
 from connect.config_providers import FileConfigProvider
 from connect.standalone import load_connector_config, load_worker_config, open_log
@@ -141,3 +142,13 @@ def test_a_file_provider_reads_secrets_by_the_java_rules(tmp_path: Path) -> None
     provider.configure({})
     assert provider.get(str(secrets), "password") == "p=q\\rst"
     assert provider.get(str(secrets), "user") == "café"
+
+
+@pytest.mark.parametrize("given", ["soon", "500"])
+def test_a_bad_kafka_request_timeout_is_one_line_naming_the_key(given: str) -> None:
+    """`kafka.request.timeout.ms` sets the log's request timeout; a value that is not
+    a whole number of milliseconds, or under 1 s, is refused before any broker is asked."""
+    with pytest.raises(ConfigError) as failed:
+        open_log({"bootstrap.servers": "127.0.0.1:1", "kafka.request.timeout.ms": given})
+    assert "kafka.request.timeout.ms" in str(failed.value)
+    assert "\n" not in str(failed.value)

@@ -142,15 +142,15 @@ def _unique(path: Path) -> bytes:
     return b"".join(kept)
 
 
-def test_a_30_second_broker_outage_under_load_fails_no_task_and_loses_nothing(
+def test_a_broker_outage_of_three_request_timeouts_under_load_fails_no_task_and_loses_nothing(
     tmp_path: Path, start_worker, kafka_broker
 ) -> None:
     """The broker stops cleanly (its data kept) while a file pipeline runs, stays away
-    for 30 s (three times the log's request timeout, past which a sink task's read
-    failed and the task with it, and three times the producers' delivery timeout,
-    shortened to 10 s, past which the source task's append of the lines written
-    meanwhile failed and the task with it) while lines keep coming, and starts again
-    on the same port. Kafka Connect's tasks ride that out: clients retry, a poll
+    for 12 s (three times the log's request timeout, shortened to 4 s, past which a
+    sink task's read failed and the task with it, and three times the producers'
+    delivery timeout, shortened to 4 s too, past which the source task's append of the
+    lines written meanwhile failed and the task with it) while lines keep coming, and
+    starts again on the same port. Kafka Connect's tasks ride that out: clients retry, a poll
     returns nothing, a source producer has no delivery timeout. So do ours: no task
     fails, the worker runs throughout, and every line reaches the sink, in order.
     (What REST answers during an outage is the next test's.) What the first, shorter
@@ -177,7 +177,8 @@ def test_a_30_second_broker_outage_under_load_fails_no_task_and_loses_nothing(
         "consumer.heartbeat.interval.ms": "500",
         # The runtime's own writes (offsets, statuses) give up after it; the source
         # task's appends have no limit (connect.worker.source_appends).
-        "kafka.delivery.timeout.ms": "10000",
+        "kafka.delivery.timeout.ms": "4000",
+        "kafka.request.timeout.ms": "4000",
     }
     first, second, third = _lines(10_000), _lines(5_000, 10_000), _lines(5_000, 15_000)
     src.write_bytes(first)
@@ -188,7 +189,7 @@ def test_a_30_second_broker_outage_under_load_fails_no_task_and_loses_nothing(
         f.write(second)
     # The outage: watched for its whole length (the point is that it lasts), ending
     # early only if the worker dies or a task reports the log's error as fatal.
-    away_until = time.monotonic() + 30
+    away_until = time.monotonic() + 12
     while time.monotonic() < away_until:
         assert worker.proc.poll() is None, worker.stderr
         assert "unrecoverable" not in worker.stderr, worker.stderr
@@ -215,13 +216,14 @@ def _timed(call: Callable[[], Any]) -> tuple[Any, float]:
 def test_during_a_broker_outage_reads_answer_the_last_known_state_and_changes_503(
     tmp_path: Path, start_worker, kafka_broker
 ) -> None:
-    """While the broker is away (longer than the producers' delivery timeout, shortened
-    to 12 s): the statuses answer 200 with the last known states, as Kafka Connect's
-    in-memory view does (they answered 500 once the status topic's read timed out); a
-    create answers 503 in Kafka's error shape, one line; the source task's offset
-    commit, which cannot reach the log, is a warning and waits for the next flush
-    instead of failing the task; and a clean stop is quick, exits 0 and says which
-    offsets it leaves uncommitted. A worker started after the outage loses no line."""
+    """While the broker is away (longer than the producers' delivery timeout, shortened to
+    5 s, and the log's request timeout, 4 s): the statuses answer 200 with the last
+    known states, as Kafka Connect's in-memory view does (they answered 500 once the
+    status topic's read timed out); a create answers 503 in Kafka's error shape, one
+    line; the source task's offset commit, which cannot reach the log, is a warning and
+    waits for the next flush instead of failing the task; and a clean stop is quick,
+    exits 0 and says which offsets it leaves uncommitted. A worker started after the
+    outage loses no line."""
     kafka_broker.empty()
     src, out = tmp_path / "in.txt", tmp_path / "out.txt"
     files = [
@@ -241,7 +243,8 @@ def test_during_a_broker_outage_reads_answer_the_last_known_state_and_changes_50
         "offset.storage.partitions": "1",
         "consumer.session.timeout.ms": "6000",
         "consumer.heartbeat.interval.ms": "500",
-        "kafka.delivery.timeout.ms": "12000",
+        "kafka.delivery.timeout.ms": "5000",
+        "kafka.request.timeout.ms": "4000",
         # The source's first offset commit comes after the broker is gone.
         "offset.flush.interval.ms": "15000",
         "task.shutdown.graceful.timeout.ms": "5000",  # Kafka Connect's default
@@ -253,7 +256,7 @@ def test_during_a_broker_outage_reads_answer_the_last_known_state_and_changes_50
     kafka_broker.stop(keep=True)
     try:
         # Reads: the last known states. The first read finds the log away (one request
-        # timeout of the log's, 10 s); the next ones answer without asking it.
+        # timeout of the log's, 4 s here); the next ones answer without asking it.
         for name in NAMES:
             (code, body), took = _timed(
                 lambda n=name: worker.request("GET", f"/connectors/{n}/status")
@@ -261,7 +264,7 @@ def test_during_a_broker_outage_reads_answer_the_last_known_state_and_changes_50
             assert code == 200, body
             assert body["connector"]["state"] == "RUNNING", body
             assert [t["state"] for t in body["tasks"]] == ["RUNNING"], body
-            assert took < (20 if name == NAMES[0] else 2), (name, took)
+            assert took < (10 if name == NAMES[0] else 2), (name, took)
         (code, body), took = _timed(lambda: worker.request("GET", "/connectors?expand=status"))
         assert code == 200 and sorted(body) == sorted(NAMES), body
         assert took < 2, took  # from the last known state, without asking the log
@@ -279,7 +282,7 @@ def test_during_a_broker_outage_reads_answer_the_last_known_state_and_changes_50
         }
         (code, body), took = _timed(lambda: worker.request("POST", "/connectors", create))
         assert code == 503, body
-        assert took < 20, took  # the log's request timeout, not its delivery timeout
+        assert took < 10, took  # the log's request timeout, not its delivery timeout
         assert body["error_code"] == 503
         assert "the log cannot be reached" in body["message"]
         assert "\n" not in body["message"] and "Traceback" not in body["message"]
