@@ -16,6 +16,10 @@ from typing import Any
 
 from connectors.spark.datasource.options import SourceOptions, parse_options
 from connectors.spark.datasource.source import TributaryDataSource
+from connectors.spark.datasource.zip_imports import cheap_zip_invalidation, in_spark_worker
+
+if in_spark_worker():
+    cheap_zip_invalidation()  # why: connectors.spark.datasource.zip_imports
 
 __all__ = ["SourceOptions", "TributaryDataSource", "parse_options", "register"]
 
