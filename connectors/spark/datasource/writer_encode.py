@@ -17,7 +17,8 @@ answers the records per (topic, partition) as Arrow batches of the staging layou
    Connect source gives the same key), else, for null keys, one partition per task
    (the Spark partition id modulo the count: a task's unkeyed rows stay together, as
    a sticky partitioner keeps them).
-4. The timestamp (ms): the `timestamp` column, else now; headers as given.
+4. The timestamp (ms): the `timestamp` column (a null in it: now), else null, which
+   the commit's append stamps with its own time; headers as given.
 
 The converter is loaded by its dotted path (`value.converter`), the way a worker
 loads a plugin by class name: connectors import nothing of the runtime but its API.
@@ -227,7 +228,8 @@ class Encoder:
                 batch.column(index).cast(pa.timestamp("ms", tz="UTC"), safe=False).cast(
                     pa.int64()), int(time.time() * 1000))
         else:
-            stamps = pa.array(np.full(n, int(time.time() * 1000), dtype=np.int64))
+            # Null: stamped when appended (the commit's time), with no column to carry.
+            stamps = pa.nulls(n, pa.int64())
         index = batch.schema.get_field_index("headers")
         headers = batch.column(index).cast(HEADERS_TYPE) if index >= 0 else pa.nulls(
             n, HEADERS_TYPE)

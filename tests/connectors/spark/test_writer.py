@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +98,17 @@ def test_batch_write_with_the_kafka_sinks_columns(spark: Any, log_dir: Path) -> 
             assert (value, list(headers)) == (f"v{i}".encode(), [("h", f"x{i}".encode())])
             assert timestamp == int(stamp.timestamp() * 1000)
 
-    # The option wins over the column; a binary value and no key are fine.
+    # The option wins over the column; a binary value and no key are fine; without a
+    # timestamp column a record is stamped when the write appends it.
+    before = int(time.time() * 1000)
     spark.createDataFrame([("left", b"\x00\x01")], "topic string, value binary").write.format(
         "tributary"
     ).mode("append").option("log.dir", str(log_dir)).option("topic", "forced").save()
+    after = time.time() * 1000
     with FileLog(log_dir, background=False) as log:
-        assert [(r.key, r.value) for r in committed(log, "forced")] == [(None, b"\x00\x01")]
+        forced = committed(log, "forced")
+        assert [(r.key, r.value) for r in forced] == [(None, b"\x00\x01")]
+        assert before <= forced[0].timestamp <= after
 
     # The Spark reader sees exactly the rows written.
     back = (
