@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from log.api import Log, TransactionalProducer
+from log.batch import BatchValues
 from log.config import TopicConfig
 from log.consumer import Consumer
 from log.errors import (
@@ -64,6 +65,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BatchValues",
     "Consumer",
     "CorruptRecordError",
     "Fetched",

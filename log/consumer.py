@@ -26,6 +26,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from log.api import Log
 from log.errors import (
@@ -38,6 +39,12 @@ from log.errors import (
     UnknownTopicOrPartitionError,
 )
 from log.records import OffsetAndMetadata, Record, TopicPartition
+
+if TYPE_CHECKING:
+    from log.batch import BatchValues
+
+#: A read of one partition: (what it read, how many records, the next position).
+_Read = Callable[[TopicPartition, int, int], tuple]
 
 __all__ = ["Consumer", "RebalanceCallback"]
 
@@ -310,6 +317,22 @@ class Consumer:
         """What `poll()` returns, as it was read: one chunk per partition, each in offset
         order. Why: a caller that works a partition at a time (a sink handing Arrow
         batches on) would otherwise regroup the records with a Python step per record."""
+        return self._poll(timeout_s, max_records, self._read_records)
+
+    def poll_values(
+        self, timeout_s: float = 0.0, *, max_records: int | None = None
+    ) -> list[tuple[TopicPartition, list[BatchValues]]]:
+        """What `poll_chunks()` returns, each chunk as its batches' values
+        (`log.batch.BatchValues`), no Record made: for a sink handed Arrow batches.
+        Only for a log that reads them (`values_readable`)."""
+        return self._poll(timeout_s, max_records, self._read_values)
+
+    @property
+    def values_readable(self) -> bool:
+        """Whether the log reads batches' values (`poll_values`): the file log does."""
+        return hasattr(self._log, "read_values")
+
+    def _poll(self, timeout_s: float, max_records: int | None, read: _Read) -> list:
         if self._closed:
             raise LogClosedError("consumer")
         limit = self.max_poll_records if max_records is None else max_records
@@ -324,32 +347,49 @@ class Consumer:
             ):
                 self.commit()
             seq = self._log.append_sequence()
-            chunks = self._fetch(limit)
+            chunks = self._fetch(limit, read)
             remaining = deadline - time.monotonic()
             if chunks or remaining <= 0:
                 return chunks
             self._log.wait_for_append(seq, min(remaining, 0.05, self.heartbeat_interval_s))
 
-    def _fetch(self, limit: int) -> list[tuple[TopicPartition, list[Record]]]:
+    def _read_records(self, tp: TopicPartition, position: int, room: int) -> tuple:
+        """(records, how many, the next position or None: no records, none skipped)."""
+        records = self._log.read(
+            tp.topic,
+            tp.partition,
+            position,
+            max_records=room,
+            max_bytes=self.fetch_max_bytes,
+            **self._read_options,
+        )
+        # A Fetched names where control or aborted batches ended the read.
+        after = getattr(records, "next_offset", records[-1].offset + 1 if records else None)
+        return records, len(records), after
+
+    def _read_values(self, tp: TopicPartition, position: int, room: int) -> tuple:
+        got, after = self._log.read_values(  # type: ignore[attr-defined]
+            tp.topic,
+            tp.partition,
+            position,
+            max_records=room,
+            max_bytes=self.fetch_max_bytes,
+            **self._read_options,
+        )
+        return got, sum(v.count for v in got), after if after != position else None
+
+    def _fetch(self, limit: int, read: _Read) -> list:
         active = [tp for tp in self._assigned if tp not in self._paused]
         if not active:
             return []
         self._rotate = (self._rotate + 1) % len(active)
-        out: list[tuple[TopicPartition, list[Record]]] = []
+        out: list = []
         room = limit
         for tp in active[self._rotate :] + active[: self._rotate]:
             if room <= 0:
                 break
             try:
-                position = self.position(tp)
-                records = self._log.read(
-                    tp.topic,
-                    tp.partition,
-                    position,
-                    max_records=room,
-                    max_bytes=self.fetch_max_bytes,
-                    **self._read_options,
-                )
+                got, count, after = read(tp, self.position(tp), room)
             except OffsetOutOfRangeError:
                 self._positions[tp] = self._reset(tp)
                 continue
@@ -360,13 +400,11 @@ class Consumer:
                 if out:
                     break
                 raise
-            if records:
-                self._positions[tp] = records[-1].offset + 1
-                out.append((tp, records))
-                room -= len(records)
-            skipped_to = getattr(records, "next_offset", None)
-            if skipped_to is not None:  # control or aborted batches ended the read
-                self._positions[tp] = skipped_to
+            if count:
+                out.append((tp, got))
+                room -= count
+            if after is not None:
+                self._positions[tp] = after
         return out
 
     # ------------------------------------------------------------------ commit

@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from log.batch import BatchValues
 from log.compression import CODEC_IDS
 from log.config import TopicConfig
 from log.errors import (
@@ -418,6 +419,34 @@ class FileLog:
             )
         except FileNotFoundError:
             raise self._forget(topic, partition) from None  # deleted by another process
+        self._expire_for(part, isolation_level)
+        return records
+
+    def read_values(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        *,
+        max_records: int | None = None,
+        max_bytes: int = 1 << 20,
+        isolation_level: str = READ_UNCOMMITTED,
+    ) -> tuple[list[BatchValues], int]:
+        """`read` as batches' values, and the next offset (`Partition.read_values`)."""
+        part = self.partition(topic, partition)
+        try:
+            got = part.read_values(
+                offset,
+                max_records=max_records,
+                max_bytes=max_bytes,
+                isolation_level=isolation_level,
+            )
+        except FileNotFoundError:
+            raise self._forget(topic, partition) from None  # deleted by another process
+        self._expire_for(part, isolation_level)
+        return got
+
+    def _expire_for(self, part: Partition, isolation_level: str) -> None:
         if (
             isolation_level == READ_COMMITTED
             and part.has_open_transactions()
@@ -426,7 +455,6 @@ class FileLog:
             # An open transaction holds this reader up: if its producer died, the
             # timeout must end it even where no maintenance thread runs.
             self.abort_expired_transactions()
-        return records
 
     def earliest_offset(self, topic: str, partition: int) -> int:
         try:

@@ -29,6 +29,10 @@ A read steps (numbered as in `_read`):
      When skipped batches end the read, the list returned is a `Fetched` naming the
      next offset to read, so a consumer moves past them.
 
+`read_values` reads the same records, batches and skips as each batch's values left
+as the batch holds them (`log.batch.BatchValues`, for a sink handed Arrow batches):
+steps 1 and 3 without the cut batch, which a record read made.
+
 An index entry that does not name the batch found at its position (damage) is
 caught by the first batch the scan reads there: the index is rebuilt and the scan
 starts again, so good data is never reported corrupt (`_batches_from`).
@@ -43,7 +47,14 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from log.batch import ATTR_CONTROL, ATTR_TXN_BITS, BatchHeader, decode_records
+from log.batch import (
+    ATTR_CONTROL,
+    ATTR_TXN_BITS,
+    BatchHeader,
+    BatchValues,
+    decode_records,
+    decode_values,
+)
 from log.errors import CorruptRecordError, OffsetOutOfRangeError
 from log.fsutil import FileLock
 from log.partition_txn import in_aborted
@@ -130,19 +141,7 @@ class PartitionReading:
 
         read_committed (`isolation_level`) returns only committed records, and
         nothing at or past the last stable offset (see `log.partition_txn`)."""
-        stop, ranges = _NO_STOP, None
-        if isolation_level != READ_UNCOMMITTED:
-            if isolation_level != READ_COMMITTED:
-                raise ValueError(f"unknown isolation level {isolation_level!r}")
-            # The end is taken before the marker file is looked at, and the view
-            # stops where its walk did: a batch appended meanwhile (maybe the
-            # partition's first transactional one) lies past `stop`.
-            self._refresh_for_read()
-            stop = self._segments[-1].next_offset
-            view = self.txn_view()
-            if view is not None:
-                stop = view.last_stable_offset(view.end_offset)
-                ranges = view.aborted_from(offset)
+        stop, ranges = self._read_bounds(offset, isolation_level)
         if not gc.isenabled():
             return self._read(offset, max_records, max_bytes, stop, ranges)
         gc.disable()
@@ -150,6 +149,93 @@ class PartitionReading:
             return self._read(offset, max_records, max_bytes, stop, ranges)
         finally:
             gc.enable()
+
+    def _read_bounds(self, offset: int, isolation_level: str) -> tuple[int, dict | None]:
+        """Where a read from `offset` stops, and the aborted transactions' ranges
+        (None: read everything): read_uncommitted reads to the end."""
+        if isolation_level == READ_UNCOMMITTED:
+            return _NO_STOP, None
+        if isolation_level != READ_COMMITTED:
+            raise ValueError(f"unknown isolation level {isolation_level!r}")
+        # The end is taken before the marker file is looked at, and the view
+        # stops where its walk did: a batch appended meanwhile (maybe the
+        # partition's first transactional one) lies past `stop`.
+        self._refresh_for_read()
+        stop, ranges = self._segments[-1].next_offset, None
+        view = self.txn_view()
+        if view is not None:
+            stop = view.last_stable_offset(view.end_offset)
+            ranges = view.aborted_from(offset)
+        return stop, ranges
+
+    def read_values(
+        self,
+        offset: int,
+        *,
+        max_records: int | None = None,
+        max_bytes: int = 1 << 20,
+        isolation_level: str = READ_UNCOMMITTED,
+    ) -> tuple[list[BatchValues], int]:
+        """What `read` returns, as each batch's values (`BatchValues`), with the
+        offset the next read starts at (past skipped batches too): the same records,
+        batches and skips, but no Record per record. A batch cut at `max_records`
+        is decoded again by the next read (decoding keeps no per-record work)."""
+        stop, ranges = self._read_bounds(offset, isolation_level)
+        # Step 1
+        segments = self._segments
+        if offset >= segments[-1].next_offset or offset < segments[0].base_offset:
+            self._refresh_for_read()
+            segments = self._segments
+        start, end = self.log_start_offset, segments[-1].next_offset
+        if offset == end or (offset >= stop and start <= offset <= end):
+            return [], offset
+        if offset < start or offset > end:
+            raise OffsetOutOfRangeError(self.topic, self.partition, offset, start, end)
+        # Step 3 (no step 2: cut batches are the record reads')
+        room = max_records if max_records is not None else 1 << 62
+        out: list[BatchValues] = []
+        taken_bytes = 0
+        next_offset = offset
+        for seg, file_pos, buf, pos, header in self._scan(segments, offset):
+            if header.next_offset <= next_offset:
+                continue
+            if header.base_offset >= stop:
+                break
+            if header.attributes & ATTR_TXN_BITS and _aborted(buf, pos, header, ranges):
+                next_offset = header.next_offset
+                self._read_hint = (next_offset, seg, file_pos + header.size)
+                continue
+            if out and taken_bytes + header.size > max_bytes:
+                break
+            values = decode_values(buf, pos, header, min_offset=next_offset)
+            taken_bytes += header.size
+            if values.count > room:
+                values = values.upto(room)
+            if values.count:
+                out.append(values)
+                room -= values.count
+                next_offset = values.last_offset + 1
+            if values.hi == len(values.offsets):
+                next_offset = max(next_offset, header.next_offset)
+                self._read_hint = (next_offset, seg, file_pos + header.size)
+            if room <= 0:
+                break
+        return out, next_offset
+
+    def _scan(self, segments: tuple[Segment, ...], offset: int) -> Iterator[tuple]:
+        """(segment, file position, buffer, position, header) of each batch from the
+        one holding `offset` on, across segments, from the read hint when it is there."""
+        i = bisect_right([s.base_offset for s in segments], offset) - 1
+        hint_offset, hint_segment, hint_pos = self._read_hint
+        position = hint_pos if (hint_offset == offset and hint_segment is segments[i]) else -1
+        for seg in segments[i:]:
+            if offset >= seg.next_offset:
+                position = -1
+                continue
+            batches = self._batches_from(seg, offset) if position < 0 else seg.batches(position)
+            position = -1
+            for buf, pos, file_pos, header in batches:
+                yield seg, file_pos, buf, pos, header
 
     def _read(
         self, offset: int, max_records: int | None, max_bytes: int, stop: int, ranges: dict | None

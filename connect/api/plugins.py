@@ -37,6 +37,11 @@ class SchemaAndValue(NamedTuple):
 class Converter(ABC):
     """Connect data ⇄ bytes for record keys or values."""
 
+    #: Whether `to_arrow` also takes its messages as one `pyarrow.BinaryArray` (null
+    #: entries: null messages), the way the log stores a batch's values: the runtime
+    #: then hands them over so, no bytes object made per message. Else it gives a list.
+    to_arrow_takes_binary_array: bool = False
+
     def config(self) -> ConfigDef:
         return ConfigDef()
 
@@ -73,10 +78,11 @@ class Converter(ABC):
         cannot (the default), and then the runtime converts record by record."""
         return None
 
-    def to_arrow(self, topic: str, data: Sequence[bytes | None]) -> list[Any] | None:
+    def to_arrow(self, topic: str, data: Sequence[bytes | None] | Any) -> list[Any] | None:
         """Messages decoded straight into Arrow columns, never a Python object per
-        value: a list of `(schema, batch, rows)`, one per run of messages of one
-        schema, in order — the Connect schema, a `pyarrow.RecordBatch` laid out as
+        value (`data` may be a `pyarrow.BinaryArray`: `to_arrow_takes_binary_array`):
+        a list of `(schema, batch, rows)`, one per run of messages of one schema, in
+        order — the Connect schema, a `pyarrow.RecordBatch` laid out as
         `connect.api.arrow` says (one column per struct field), and the positions in
         `data` of its rows (a numpy int64 array); a null message (a tombstone) is in no
         run. None when this converter cannot (the default): the runtime then converts

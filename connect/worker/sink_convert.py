@@ -23,25 +23,45 @@ from typing import TYPE_CHECKING, Any
 from connect.api import Converter, HeaderConverter, Headers, SchemaAndValue, SinkRecord
 from connect.api.data import Type
 from connect.errors import RetryWithTolerance, Stage
-from log import Log, Record
+from log import BatchValues, Log, Record
 from log import TopicPartition as LogTopicPartition
 
 if TYPE_CHECKING:  # numpy and pyarrow load with the first batch (a record-only sink never)
+    import numpy as np
+
     from connect.api.sink_batch import SinkBatch
 
-__all__ = ["Chunk", "SinkConverter", "Transform", "sink_records"]
+__all__ = ["Chunk", "SinkConverter", "Transform", "chunk_end", "records_of", "sink_records"]
 
 _log = logging.getLogger("connect.worker")
 #: A null key converts to null with every converter; records without keys skip it.
 _NULL = SchemaAndValue(None, None)
 
 Transform = Callable[[SinkRecord], SinkRecord | None]
-#: A poll's records of one partition, in offset order (`Consumer.poll_chunks`).
-Chunk = tuple[LogTopicPartition, list[Record]]
+#: A poll's records of one partition, in offset order (`Consumer.poll_chunks`), or
+#: its batches' values (`Consumer.poll_values`: the Arrow batch path).
+Chunk = tuple[LogTopicPartition, list[Record]] | tuple[LogTopicPartition, list[BatchValues]]
 # Record fields by position: C-level getters for `map` over a chunk.
 _offset_of = itemgetter(2)
 _timestamp_of = itemgetter(3)
 _value_of = itemgetter(5)
+
+
+def records_of(chunk: Chunk) -> tuple[LogTopicPartition, list[Record]]:
+    """The chunk's records: a chunk read as batches' values decoded into Records, as
+    the record path would have read them (when it takes over from the batch path)."""
+    tp, polled = chunk
+    if polled and isinstance(polled[0], BatchValues):
+        return tp, [r for v in polled for r in v.records(tp.topic, tp.partition)]
+    return chunk  # type: ignore[return-value]
+
+
+def chunk_end(chunk: Chunk) -> tuple[int, int]:
+    """(how many records, the offset after the last) of a chunk of either kind."""
+    polled = chunk[1]
+    if polled and isinstance(polled[0], BatchValues):
+        return sum(v.count for v in polled), polled[-1].last_offset + 1  # type: ignore[union-attr]
+    return len(polled), polled[-1].offset + 1  # type: ignore[union-attr]
 
 
 def sink_records(
@@ -106,29 +126,66 @@ class SinkConverter:
         breaks the contract of `Converter.to_arrow` (rows out of order)."""
         import numpy as np
 
+        if isinstance(polled[0], BatchValues):
+            return self.batches_of_values(tp, polled)  # type: ignore[arg-type]
+        runs = self._runs(tp, list(map(_value_of, polled)), len(polled))
+        if runs is None:
+            return None
+        n = len(polled)
+        first = polled[0].offset
+        if polled[-1].offset - first == n - 1:  # no gaps (not compacted): no pass needed
+            offsets = np.arange(first, first + n, dtype=np.int64)
+        else:
+            offsets = np.fromiter(map(_offset_of, polled), np.int64, n)
+        stamps = np.fromiter(map(_timestamp_of, polled), np.int64, n)
+        return _batches(tp, offsets, stamps, runs)
+
+    def batches_of_values(
+        self, tp: LogTopicPartition, polled: list[BatchValues]
+    ) -> list[SinkBatch] | None:
+        """`batches_of` for a chunk read as its batches' values (`Consumer.poll_values`):
+        the values go to the converter as the log stores them, one pyarrow BinaryArray
+        over each batch's bytes (no bytes object nor Record per record)."""
+        import numpy as np
+        import pyarrow as pa
+
+        parts = [_value_columns(v) for v in polled]
+        if any(p is None for p in parts):
+            return None  # past a binary array's 2 GiB: the record path
+        arrays, offsets, stamps = zip(*parts, strict=True)  # type: ignore[misc]
+        values = arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
+        if not getattr(self.value_converter, "to_arrow_takes_binary_array", False):
+            values = values.to_pylist()
+        runs = self._runs(tp, values, len(values))
+        if runs is None:
+            return None
+        return _batches(tp, np.concatenate(offsets), np.concatenate(stamps), runs)
+
+    def _runs(self, tp: LogTopicPartition, values: Any, n: int) -> list | None:
+        """The converter's checked `to_arrow` runs of a chunk's `n` values (None: the
+        record path, see `batches_of`)."""
+        import numpy as np
+
         try:
-            runs = self.value_converter.to_arrow(tp.topic, list(map(_value_of, polled)))
+            runs = self.value_converter.to_arrow(tp.topic, values)
         except Exception as exc:  # the record path says what is wrong, per record
             _log.debug("task %s: to_arrow failed on %s, converting records: %s", self.name, tp, exc)
             return None
         if not runs:
             return None
-        n = len(polled)
         last = -1
-        for schema, values, rows in runs:
+        for schema, batch, rows in runs:
             if (
                 schema is None
                 or schema.type is not Type.STRUCT
                 or len(rows) == 0
-                or len(rows) != values.num_rows
+                or len(rows) != batch.num_rows
                 or rows[0] <= last
                 or (len(rows) > 1 and not (np.diff(rows) > 0).all())
             ):
                 return None
             last = rows[-1]
-        if last >= n:
-            return None
-        return _batches(tp, polled, runs)
+        return None if last >= n else runs
 
     def convert_and_transform(self, chunks: list[Chunk]) -> list[SinkRecord]:
         out: list[SinkRecord] = []
@@ -250,19 +307,52 @@ class SinkConverter:
                 _log.debug("task %s: closing %s failed", self.name, converter, exc_info=True)
 
 
-def _batches(tp: LogTopicPartition, polled: list[Record], runs: list) -> list[SinkBatch]:
-    """`SinkBatch`es of checked `to_arrow` runs (`SinkConverter.batches_of`)."""
+def _value_columns(v: BatchValues) -> tuple | None:
+    """One batch's values as a pyarrow BinaryArray over the batch's own bytes (a
+    null where the batch has no value), with their offsets and timestamps (int64);
+    None when the bytes lie past what int32 offsets reach."""
+    import numpy as np
+    import pyarrow as pa
+
+    lengths = np.frombuffer(v.value_lengths, np.int32)
+    bounds = np.empty(len(lengths) + 1, np.int64)
+    bounds[0] = v.value_start
+    np.cumsum(np.maximum(lengths, 0), out=bounds[1:])
+    bounds[1:] += v.value_start
+    if bounds[-1] >= 2**31:
+        return None
+    lo, hi = v.lo, v.hi
+    mine = lengths[lo:hi]
+    valid = None
+    if (mine < 0).any():
+        valid = pa.py_buffer(np.packbits(mine >= 0, bitorder="little"))
+    array = pa.Array.from_buffers(
+        pa.binary(),
+        hi - lo,
+        [valid, pa.py_buffer(bounds[lo : hi + 1].astype(np.int32)), pa.py_buffer(v.data)],
+    )
+    rows = v.offsets[lo:hi]
+    if isinstance(rows, range):
+        offsets = np.arange(rows.start, rows.stop, dtype=np.int64)
+    else:
+        offsets = np.asarray(rows, np.int64)
+    if v.timestamps is None:
+        stamps = np.full(hi - lo, v.header.first_timestamp, np.int64)
+    else:
+        stamps = np.frombuffer(v.timestamps, np.int64)[lo:hi]
+    return array, offsets, stamps
+
+
+def _batches(
+    tp: LogTopicPartition, offsets: np.ndarray, stamps: np.ndarray, runs: list
+) -> list[SinkBatch]:
+    """`SinkBatch`es of checked `to_arrow` runs (`SinkConverter.batches_of`) of a
+    chunk's records at `offsets` (int64) stamped `stamps`."""
     import numpy as np
 
     from connect.api.sink_batch import SinkBatch
 
-    n = len(polled)
-    first = polled[0].offset
-    if polled[-1].offset - first == n - 1:  # no gaps (not compacted): no pass needed
-        offsets = np.arange(first, first + n, dtype=np.int64)
-    else:
-        offsets = np.fromiter(map(_offset_of, polled), np.int64, n)
-    stamps = np.fromiter(map(_timestamp_of, polled), np.int64, n)
+    n = len(offsets)
     # Records without a value are in no run; each goes with the batch whose rows
     # follow it (trailing ones with the last), so batches do not overlap.
     owner = tombstones = None

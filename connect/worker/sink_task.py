@@ -14,10 +14,11 @@ One iteration (numbered as in the code):
    on: a rebalance revokes partitions here, and what it takes leaves the pending
    delivery (the next owner reads it from the committed offset). Then deliver what
    remains again; nothing new is consumed meanwhile.
-2. Poll the consumer, a chunk of records per partition. A log that cannot be reached
-   (a Kafka broker away: LogUnavailableError) is no failure: the task waits a
-   back-off and polls again for as long as it lasts, as Kafka Connect's tasks ride
-   out broker outages (one warning, not one per try).
+2. Poll the consumer, a chunk of records per partition (on the batch path of step 3,
+   each batch's values as the file log stores them: `Consumer.poll_values`). A log
+   that cannot be reached (a Kafka broker away: LogUnavailableError) is no failure:
+   the task waits a back-off and polls again for as long as it lasts, as Kafka
+   Connect's tasks ride out broker outages (one warning, not one per try).
 3. When the task takes Arrow batches (it overrides `put_batches` and the connector
    has no transforms), offer each partition's values to the value converter's
    `to_arrow`; what it decodes becomes `SinkBatch`es (`connect.api.sink_batch`), with
@@ -69,7 +70,7 @@ from connect.errors import (
     Stage,
 )
 from connect.metrics.task import TaskMetrics
-from connect.worker.sink_convert import Chunk, SinkConverter, Transform
+from connect.worker.sink_convert import Chunk, SinkConverter, Transform, chunk_end, records_of
 from connect.worker.sink_offsets import SinkOffsets
 from connect.worker.sink_retry import Delivery, LogOutage, Redelivery
 from connect.worker.task_base import StatusListener, WorkerTask
@@ -316,7 +317,7 @@ class WorkerSinkTask(WorkerTask):
             else:
                 self._apply_rewinds()
                 # Step 2
-                chunks = self.consumer.poll_chunks(0.2)
+                chunks = self._poll()
         except LogUnavailableError as exc:
             # Step 2: not a failure. Only the log's reads are caught: nothing polled is
             # lost with the error (a poll hands over what it read before one), and a
@@ -335,6 +336,13 @@ class WorkerSinkTask(WorkerTask):
             self._deliver(self._delivery_of(chunks))
         self.offsets.maybe_commit()
 
+    def _poll(self) -> list[Chunk]:
+        """Step 2: a chunk per partition; on the batch path each batch's values as
+        the log stores them (`Consumer.poll_values`), when the log reads them so."""
+        if self.batch_path and self.consumer.values_readable:
+            return self.consumer.poll_values(0.2)
+        return self.consumer.poll_chunks(0.2)
+
     def _scan_topics(self) -> None:
         """With topics.regex: subscribe again when new topics match (every 5 s)."""
         if self._regex is None or time.monotonic() - self._last_topic_scan <= 5:
@@ -350,7 +358,8 @@ class WorkerSinkTask(WorkerTask):
         sink on an idle topic still gets to flush buffers, time out batches or fail."""
         if not chunks:
             return Delivery([], [], [], {})
-        self.metrics.records_read += sum(len(records) for _, records in chunks)
+        ends = [chunk_end(chunk) for chunk in chunks]
+        self.metrics.records_read += sum(count for count, _ in ends)
         batches: list[SinkBatch] = []
         batched: list[Chunk] = []
         rest = chunks
@@ -359,13 +368,14 @@ class WorkerSinkTask(WorkerTask):
             for chunk in chunks:
                 made = self.convert.batches_of(*chunk)
                 if made is None:
-                    rest.append(chunk)
+                    rest.append(records_of(chunk))
                 else:
                     batches += made
                     batched.append(chunk)
         records = self.convert.convert_and_transform(rest) if rest else []
         offsets = {
-            TopicPartition(tp.topic, tp.partition): polled[-1].offset + 1 for tp, polled in chunks
+            TopicPartition(tp.topic, tp.partition): end
+            for (tp, _), (_, end) in zip(chunks, ends, strict=True)
         }
         return Delivery(batches, batched, records, offsets)
 
@@ -397,7 +407,8 @@ class WorkerSinkTask(WorkerTask):
                 if self.plugin.put_batches(batches) is NotImplemented:
                     _log.info("task %s: put_batches() is not implemented; using put()", self.name)
                     self.batch_path = False
-                    records = self.convert.convert_and_transform(delivery.batched) + records
+                    batched = list(map(records_of, delivery.batched))
+                    records = self.convert.convert_and_transform(batched) + records
                     delivery.records = records
                 else:
                     self.metrics.records_sent += sum(b.records_in for b in batches)

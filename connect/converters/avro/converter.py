@@ -118,6 +118,9 @@ class AvroConverter(Converter):
     Pass `client` to use a registry client directly (tests); otherwise
     `schema.registry.url` chooses one. Either way a cache sits in front of it."""
 
+    # `arrow_read.frame` takes a log batch's values as they are stored, end to end.
+    to_arrow_takes_binary_array = True
+
     def __init__(self, client: SchemaRegistryClient | None = None) -> None:
         self._given_client = client
         self.client: CachedSchemaRegistryClient | None = None
@@ -435,7 +438,7 @@ class AvroConverter(Converter):
             return [self.to_connect_data(topic, d) for d in data]
         return pairs(reader.schema, values)
 
-    def to_arrow(self, topic: str, data: Sequence[bytes | None]) -> list[Any] | None:
+    def to_arrow(self, topic: str, data: Sequence[bytes | None] | Any) -> list[Any] | None:
         """Runs of messages of one schema id decoded straight into columns
         (`arrow_read`), each the batch `batch_from_values` makes of what
         `to_connect_batch` reads; None when a message is malformed, its schema id
