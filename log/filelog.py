@@ -24,7 +24,6 @@ aborts transactions older than their `transaction.timeout.ms`.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import threading
@@ -43,7 +42,7 @@ from log.errors import (
     TopicExistsError,
     UnknownTopicOrPartitionError,
 )
-from log.fsutil import FileLock, fsync_dir, read_text, write_atomic
+from log.fsutil import FileLock, fsync_dir
 from log.group import FileGroupMember
 from log.maintenance import Maintenance
 from log.names import validate_topic_name
@@ -58,24 +57,13 @@ from log.records import (
     TopicDescription,
     TopicPartition,
 )
+from log.topic_meta import TOPIC_FILE, OpenTopic, read_meta, write_meta
 from log.transactions import DEFAULT_TRANSACTION_TIMEOUT_MS, FileTransactionalProducer
 from log.txn_coordinator import TransactionCoordinator
 
 __all__ = ["FileLog"]
 
 _EXPIRY_CHECK_MS = 1000  # how often a held-up read_committed read looks for expiries
-
-_TOPIC_FILE = "topic.json"
-
-
-class _Topic:
-    __slots__ = ("config", "mtime", "name", "partitions")
-
-    def __init__(self, name: str, config: TopicConfig, count: int, mtime: int) -> None:
-        self.name = name
-        self.config = config
-        self.partitions: list[Partition | None] = [None] * count
-        self.mtime = mtime
 
 
 class FileLog:
@@ -110,7 +98,7 @@ class FileLog:
         self.auto_create_topics = auto_create_topics
         self.num_partitions = num_partitions
         self._lock = threading.RLock()
-        self._topics: dict[str, _Topic] = {}
+        self._topics: dict[str, OpenTopic] = {}
         #: Topics deleted while this log had them open (see _forget): asking for one
         #: again is TopicDeletedError, not "does not exist", until it is created anew.
         self._deleted: set[str] = set()
@@ -149,39 +137,21 @@ class FileLog:
         TopicConfig.parse(config)  # refuse bad keys before anything is created
         with self._admin_locked():
             directory = self._topic_dir(name)
-            if (directory / _TOPIC_FILE).exists():
+            if (directory / TOPIC_FILE).exists():
                 raise TopicExistsError(name)
             directory.mkdir(exist_ok=True)
             for p in range(partitions):
                 (directory / str(p)).mkdir(exist_ok=True)
-            self._write_meta(directory, partitions, config or {})
+            write_meta(directory, partitions, config or {})
             fsync_dir(self.directory)
         with self._lock:
             self._deleted.discard(name)
         return self.describe_topic(name)
 
-    def _write_meta(
-        self, directory: Path, partitions: int, overrides: Mapping[str, object]
-    ) -> None:
-        meta = {"partitions": partitions, "config": dict(overrides)}
-        write_atomic(directory / _TOPIC_FILE, json.dumps(meta, indent=1, sort_keys=True).encode())
-
-    def _read_meta(self, name: str) -> tuple[int, dict[str, object], int]:
-        path = self._topic_dir(name) / _TOPIC_FILE
-        try:
-            mtime = os.stat(path).st_mtime_ns
-        except FileNotFoundError:
-            raise UnknownTopicOrPartitionError(name) from None
-        text = read_text(path)
-        if text is None:
-            raise UnknownTopicOrPartitionError(name)
-        meta = json.loads(text)
-        return int(meta["partitions"]), dict(meta.get("config", {})), mtime
-
     def delete_topic(self, name: str) -> None:
         with self._admin_locked():
             directory = self._topic_dir(name)
-            if not (directory / _TOPIC_FILE).exists():
+            if not (directory / TOPIC_FILE).exists():
                 raise UnknownTopicOrPartitionError(name)
             with self._lock:
                 topic = self._topics.pop(name, None)
@@ -197,20 +167,20 @@ class FileLog:
             shutil.rmtree(doomed, ignore_errors=True)
         # After the rename: from here on a commit for the topic is refused
         # (commit_offsets), so none can bring an offset back.
-        if name != OFFSETS_TOPIC and (self.directory / OFFSETS_TOPIC / _TOPIC_FILE).exists():
+        if name != OFFSETS_TOPIC and (self.directory / OFFSETS_TOPIC / TOPIC_FILE).exists():
             self.offsets.forget_topic(name)
 
     def list_topics(self, *, include_internal: bool = False) -> list[str]:
         names = [
             n
             for n in os.listdir(self.directory)
-            if not n.startswith((".", "~")) and (self.directory / n / _TOPIC_FILE).exists()
+            if not n.startswith((".", "~")) and (self.directory / n / TOPIC_FILE).exists()
         ]
         if not include_internal:
             names = [n for n in names if not n.startswith("__")]
         return sorted(names)
 
-    def _topic(self, name: str, *, refresh: bool = False) -> _Topic:
+    def _topic(self, name: str, *, refresh: bool = False) -> OpenTopic:
         with self._lock:
             if self._closed:
                 raise LogClosedError()
@@ -218,7 +188,7 @@ class FileLog:
             if topic is not None and not refresh:
                 return topic
             try:
-                count, overrides, mtime = self._read_meta(name)
+                count, overrides, mtime = read_meta(self._topic_dir(name), name)
             except UnknownTopicOrPartitionError:
                 if topic is None and name not in self._deleted:
                     raise
@@ -226,7 +196,7 @@ class FileLog:
             self._deleted.discard(name)
             config = TopicConfig.parse_stored(overrides, topic=name)
             if topic is None:
-                topic = _Topic(name, config, count, mtime)
+                topic = OpenTopic(name, config, count, mtime)
                 self._topics[name] = topic
             else:
                 topic.config, topic.mtime = config, mtime
@@ -245,7 +215,7 @@ class FileLog:
     def create_partitions(self, name: str, total: int) -> None:
         """Grow the topic to `total` partitions (never shrinks, as in Kafka)."""
         with self._admin_locked():
-            count, overrides, _ = self._read_meta(name)
+            count, overrides, _ = read_meta(self._topic_dir(name), name)
             if total <= count:
                 raise InvalidConfigError(
                     "partitions", total, f"topic {name} already has {count} partitions"
@@ -253,20 +223,20 @@ class FileLog:
             directory = self._topic_dir(name)
             for p in range(count, total):
                 (directory / str(p)).mkdir(exist_ok=True)
-            self._write_meta(directory, total, overrides)
+            write_meta(directory, total, overrides)
         self._topic(name, refresh=True)
 
     def alter_topic_config(self, name: str, changes: Mapping[str, object]) -> None:
         """Set (or, with a None value, reset to default) config keys of a topic."""
         with self._admin_locked():
-            count, overrides, _ = self._read_meta(name)
+            count, overrides, _ = read_meta(self._topic_dir(name), name)
             merged = {**overrides, **changes}
             merged = {k: v for k, v in merged.items() if v is not None}
             # Refuse bad keys before writing anything: the new values strictly, the
             # saved ones as opening the topic reads them.
             TopicConfig.parse({k: v for k, v in changes.items() if v is not None})
             TopicConfig.parse_stored(merged, topic=name)
-            self._write_meta(self._topic_dir(name), count, merged)
+            write_meta(self._topic_dir(name), count, merged)
         self._topic(name, refresh=True)
 
     def describe_topic(self, name: str) -> TopicDescription:
@@ -508,7 +478,7 @@ class FileLog:
         read here) is left out and reported, after the others are committed, with
         TopicDeletedError: an offset into data that is gone would outlive it and skip
         the first records of a topic created again under the same name."""
-        gone = [tp for tp in offsets if not (self._topic_dir(tp.topic) / _TOPIC_FILE).exists()]
+        gone = [tp for tp in offsets if not (self._topic_dir(tp.topic) / TOPIC_FILE).exists()]
         if gone:
             with self._lock:
                 known = set(self._topics) | self._deleted
