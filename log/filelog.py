@@ -28,8 +28,9 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from log.batch import BatchValues
 from log.compression import CODEC_IDS
@@ -62,6 +63,8 @@ from log.transactions import DEFAULT_TRANSACTION_TIMEOUT_MS, FileTransactionalPr
 from log.txn_coordinator import TransactionCoordinator
 
 __all__ = ["FileLog"]
+
+_T = TypeVar("_T")
 
 _EXPIRY_CHECK_MS = 1000  # how often a held-up read_committed read looks for expiries
 
@@ -379,18 +382,9 @@ class FileLog:
         max_bytes: int = 1 << 20,
         isolation_level: str = READ_UNCOMMITTED,
     ) -> list[Record]:
-        part = self.partition(topic, partition)
-        try:
-            records = part.read(
-                offset,
-                max_records=max_records,
-                max_bytes=max_bytes,
-                isolation_level=isolation_level,
-            )
-        except FileNotFoundError:
-            raise self._forget(topic, partition) from None  # deleted by another process
-        self._expire_for(part, isolation_level)
-        return records
+        return self._read_with(
+            Partition.read, topic, partition, offset, max_records, max_bytes, isolation_level
+        )
 
     def read_values(
         self,
@@ -403,9 +397,27 @@ class FileLog:
         isolation_level: str = READ_UNCOMMITTED,
     ) -> tuple[list[BatchValues], int]:
         """`read` as batches' values, and the next offset (`Partition.read_values`)."""
+        args = (topic, partition, offset, max_records, max_bytes, isolation_level)
+        return self._read_with(Partition.read_values, *args)
+
+    def _read_with(
+        self,
+        reader: Callable[..., _T],
+        topic: str,
+        partition: int,
+        offset: int,
+        max_records: int | None,
+        max_bytes: int,
+        isolation_level: str,
+    ) -> _T:
+        """One read of a partition by `reader` (records or batches' values): a
+        partition another process deleted meanwhile is forgotten, and a read_committed
+        read held up by an open transaction ends it if its producer died, even where no
+        maintenance thread runs (its timeout, looked for once a second)."""
         part = self.partition(topic, partition)
         try:
-            got = part.read_values(
+            got = reader(
+                part,
                 offset,
                 max_records=max_records,
                 max_bytes=max_bytes,
@@ -413,18 +425,13 @@ class FileLog:
             )
         except FileNotFoundError:
             raise self._forget(topic, partition) from None  # deleted by another process
-        self._expire_for(part, isolation_level)
-        return got
-
-    def _expire_for(self, part: Partition, isolation_level: str) -> None:
         if (
             isolation_level == READ_COMMITTED
             and part.has_open_transactions()
             and self.clock() - self._last_expiry_check >= _EXPIRY_CHECK_MS
         ):
-            # An open transaction holds this reader up: if its producer died, the
-            # timeout must end it even where no maintenance thread runs.
             self.abort_expired_transactions()
+        return got
 
     def earliest_offset(self, topic: str, partition: int) -> int:
         try:
