@@ -11,7 +11,7 @@ must get a new epoch before any new task writes. The round (numbered as in the c
    newer than its last `tasks-fencing-<name>` record), and what count did that
    record give?
 2. Pending with a recorded count: fence the old generation's ids
-   `<prefix>-<name>-0 … <old count - 1>` (connect.worker.source_transactions.
+   `<prefix>-<name>-0 … <old count - 1>` (connect.worker.exactly_once_config.
    fence_producers; each aborts what its producer left open). Skipped when both the
    old and the new generation have one task: the new task's own init fences it.
 3. Read the config topic again: a newer task generation committed meanwhile fails
@@ -47,7 +47,7 @@ from connect.api import ConnectError, SourceConnector
 from connect.herder.api import BadRequestError
 from connect.plugins import Plugins
 from connect.storage import ConfigStore, State
-from connect.worker.source_transactions import (
+from connect.worker.exactly_once_config import (
     exactly_once_enabled,
     fence_producers,
     fencing_ready,

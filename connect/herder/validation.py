@@ -43,7 +43,7 @@ from connect.worker.connector_config import (
     SOURCE_CONNECTOR_CONFIG,
     validate_connector_name,
 )
-from connect.worker.source_transactions import exactly_once_problems
+from connect.worker.exactly_once_config import exactly_once_problems
 
 __all__ = [
     "config_key_info",

@@ -199,7 +199,7 @@ class WorkerSinkTask(WorkerTask):
             max_poll_records=max_poll_records,
             member_id=f"{connector}-{task}",
             # read_committed: only what exactly-once sources committed (the worker
-            # decides: connect.worker.source_transactions.sink_isolation_level).
+            # decides: connect.worker.exactly_once_config.sink_isolation_level).
             isolation_level=isolation_level,
         )
         #: Arrow batches for the task: it takes them and nothing works on records in

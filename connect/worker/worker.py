@@ -37,12 +37,13 @@ from connect.plugins import PluginKind, Plugins
 from connect.registry.local import local_log, set_local_log
 from connect.storage import OffsetStore, State
 from connect.worker.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
+from connect.worker.exactly_once_config import sink_isolation_level
 from connect.worker.lease import Lease
 from connect.worker.process_task import ProcessTask
 from connect.worker.sink_task import WorkerSinkTask
 from connect.worker.source_appends import source_delivery_timeout_ms
 from connect.worker.source_task import WorkerSourceTask
-from connect.worker.source_transactions import sink_isolation_level, task_transactions
+from connect.worker.source_transactions import task_transactions
 from connect.worker.task_base import WorkerTask
 from log import FileLog, Log, TopicConfig, TopicExistsError
 

@@ -22,7 +22,7 @@ from typing import Any
 import psutil
 import pytest
 
-from connect.worker.source_transactions import fence_producers
+from connect.worker.exactly_once_config import fence_producers
 from log import FileLog
 from tests.integration.conftest import connector_file
 from tests.waiting import wait_until

@@ -21,7 +21,7 @@ from connect.herder.api import BadRequestError
 from connect.herder.fencing import fence_zombies
 from connect.storage import ConfigStore, LogTable, OffsetStore
 from connect.storage.offsets import encode_offsets, partition_key
-from connect.worker.source_transactions import sink_isolation_level, transactional_id
+from connect.worker.exactly_once_config import sink_isolation_level, transactional_id
 from log import FileLog, ProducerFencedError, partition_for_key
 from tests.waiting import wait_until
 

@@ -24,7 +24,7 @@ from connect.api import (
     SourceRecord,
     SourceTask,
 )
-from connect.worker.source_transactions import fence_producers
+from connect.worker.exactly_once_config import fence_producers
 from log import FileLog
 from tests.waiting import wait_until
 

@@ -13,7 +13,7 @@ from connect.api import ConfigError
 from connect.herder.api import BadRequestError
 from connect.worker.config import WORKER_CONFIG
 from connect.worker.connector_config import SOURCE_CONNECTOR_CONFIG
-from connect.worker.source_transactions import sink_isolation_level, transactional_id
+from connect.worker.exactly_once_config import sink_isolation_level, transactional_id
 
 ENABLED = {"exactly.once.source.support": "enabled"}
 
