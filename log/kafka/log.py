@@ -31,6 +31,7 @@ Every method may be called from any thread.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
@@ -43,6 +44,7 @@ from log.errors import (
     InvalidConfigError,
     InvalidRecordError,
     LogClosedError,
+    TopicExistsError,
     UnknownTopicOrPartitionError,
 )
 from log.kafka.clients import ClientConfig, operation_error, probe_cluster
@@ -126,9 +128,11 @@ class KafkaLog:
                 return
             if self._topics.broker_count(REGISTRY_TOPIC, refresh=True) is None:
                 if self.cluster.has_admin:
-                    self._topics._create_with_admin(
-                        REGISTRY_TOPIC, 1, {"cleanup.policy": "compact"}
-                    )
+                    # Another client (a Spark writer's other task) may make it first.
+                    with contextlib.suppress(TopicExistsError):
+                        self._topics._create_with_admin(
+                            REGISTRY_TOPIC, 1, {"cleanup.policy": "compact"}
+                        )
                 else:
                     self._topics._auto_create(REGISTRY_TOPIC)
             self._registry_ready = True
