@@ -16,9 +16,9 @@ results written back to the log, exactly once per micro-batch.
   the aggregation then needs no shuffle (a stage less per second: a micro-batch of a
   running pipeline holds a handful of changes). It runs in `foreachBatch` with a
   batch write that carries the batch id (`txnVersion`): exactly once per
-  micro-batch, as a streaming write is. Why not a streaming aggregation: Python data sources take append and
-  complete output only (PySpark 4.1: "does not support Update mode"), and complete
-  would rewrite every order each second.
+  micro-batch, as a streaming write is. Why not a streaming aggregation: Python data
+  sources take append and complete output only (PySpark 4.1: "does not support Update
+  mode"), and complete would rewrite every order each second.
 - `region_revenue` (`REGION_REVENUE`): orders counted once
   (`dropDuplicatesWithinWatermark` on id, a watermark of `WATERMARK` on
   `created_at`: an order's later versions are not new revenue), per region and
