@@ -113,12 +113,15 @@ class _Background:
 
 
 def _lake_rows(topic_dir: Path, seen: dict[Path, int]) -> tuple[int, int]:
-    """(rows, files) published for a topic; each file's footer is read once."""
+    """(rows, files) published for a topic; each file's footer is read once. A file
+    still being written (the table sinks write data files in place, then commit them)
+    has no footer yet: it is counted on a later look."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     for path in topic_dir.rglob("*.parquet") if topic_dir.is_dir() else ():
         if path not in seen and "+tmp" not in path.parts:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, pa.ArrowException):
                 seen[path] = pq.read_metadata(path).num_rows
     return sum(seen.values()), len(seen)
 
