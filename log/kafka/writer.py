@@ -68,9 +68,41 @@ _QUEUE_FULL = confluent_kafka.KafkaError._QUEUE_FULL
 _UNKNOWN_PARTITION = confluent_kafka.KafkaError._UNKNOWN_PARTITION
 
 
-def _unknown_partition(exc: confluent_kafka.KafkaException) -> bool:
-    err = exc.args[0] if exc.args else None
-    return isinstance(err, confluent_kafka.KafkaError) and err.code() == _UNKNOWN_PARTITION
+_QUEUE_FULL_ERROR = confluent_kafka.KafkaError(_QUEUE_FULL)
+
+
+class _Refusal:
+    """What one append does when librdkafka refuses a record, on either produce path:
+    a full local queue waits for deliveries to drain it; an unknown partition gets one
+    metadata refresh per append (`Writer._learn`), then the error stands; any
+    other error ends the append."""
+
+    def __init__(
+        self,
+        writer: Writer,
+        producer: confluent_kafka.Producer,
+        wait: _Wait,
+        batch: _Batch,
+        topic: str,
+        partition: int,
+        total: int,
+    ) -> None:
+        self._writer, self._producer, self._wait, self._batch = writer, producer, wait, batch
+        self._topic, self._partition, self._total = topic, partition, total
+        self._learned = False
+
+    def retry_after(self, error: confluent_kafka.KafkaError) -> None:
+        """Return when the refused record may go again; raise when it may not."""
+        code = error.code()
+        if code == _QUEUE_FULL:
+            self._wait.check(self._batch.pending, self._total)
+            self._producer.poll(0.05)
+            return
+        if code == _UNKNOWN_PARTITION and not self._learned:
+            self._learned = True
+            if self._writer._learn(self._producer, self._topic, self._partition):
+                return
+        raise operation_error(self._wait.what, error)
 
 
 class _Batch:
@@ -225,7 +257,7 @@ class Writer:
             messages = [{"value": v, "key": k} for v, k in zip(values, keys, strict=True)]
         room = self._room
         step = max(1, min(BATCH_RECORDS, room // 2))
-        learned = False
+        refusal = _Refusal(self, producer, wait, batch, topic, partition, len(messages))
         start = 0
         while start < len(messages):
             chunk = messages[start : start + step]
@@ -245,16 +277,7 @@ class Writer:
             start += first  # the refused tail goes again, in order
             for m in chunk[first:]:
                 del m["_error"]
-            code = errors[first].code()
-            if code == _QUEUE_FULL:
-                wait.check(batch.pending, len(messages))
-                producer.poll(0.05)
-            elif code == _UNKNOWN_PARTITION and not learned:
-                learned = True  # one refresh per append, then the error stands
-                if not self._learn(producer, topic, partition):
-                    raise operation_error(wait.what, errors[first])
-            else:
-                raise operation_error(wait.what, errors[first])
+            refusal.retry_after(errors[first])
 
     def _produce_each(
         self,
@@ -269,7 +292,7 @@ class Writer:
         headers: Sequence[Sequence[Header]] | None,
     ) -> None:
         """Records with timestamps or headers, one `produce()` each."""
-        learned = False
+        refusal = _Refusal(self, producer, wait, batch, topic, partition, len(values))
         for i, value in enumerate(values):
             kwargs: dict[str, object] = {"partition": partition, "on_delivery": batch.report}
             if keys is not None and keys[i] is not None:
@@ -283,14 +306,12 @@ class Writer:
                     producer.produce(topic, value, **kwargs)
                     break
                 except BufferError:  # local queue full: let deliveries drain it
-                    wait.check(batch.pending, len(values))
-                    producer.poll(0.05)
+                    error = _QUEUE_FULL_ERROR
                 except confluent_kafka.KafkaException as exc:
-                    if not learned and _unknown_partition(exc):
-                        learned = True  # one refresh per append, then the error stands
-                        if self._learn(producer, topic, partition):
-                            continue
-                    raise operation_error(wait.what, exc) from None
+                    error = exc.args[0] if exc.args else None
+                    if not isinstance(error, confluent_kafka.KafkaError):
+                        raise operation_error(wait.what, exc) from None
+                refusal.retry_after(error)  # outside the handler: no chained traceback
 
     def _learn(self, producer: confluent_kafka.Producer, topic: str, partition: int) -> bool:
         """Refresh the producer's metadata of `topic` until it knows `partition`.
