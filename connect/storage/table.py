@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from log import Header, Log, TopicExistsError, partition_for_key
@@ -106,10 +106,14 @@ class LogTable:
             self._positions = [self._log.earliest_offset(self.topic, p) for p in range(count)]
             self.refresh()
 
-    def refresh(self) -> None:
+    def refresh(self, partitions: Iterable[int] | None = None) -> None:
+        """Apply what was written since the last look: to every partition, or to
+        `partitions` only (a write's own: see `write`)."""
         with self._lock:
             assert self._apply is not None, "start() first"
-            for p, position in enumerate(self._positions):
+            chosen = range(len(self._positions)) if partitions is None else partitions
+            for p in chosen:
+                position = self._positions[p]
                 end = self._log.latest_offset(self.topic, p)
                 position = max(position, self._log.earliest_offset(self.topic, p))
                 while position < end:
@@ -164,7 +168,14 @@ class LogTable:
                     headers=[headers] * len(rows) if headers else None,
                 )
                 self._log.flush(self.topic, p)
-        self.refresh()  # applies this write and everything before it, in log order
+        # Applies this write and everything before it in its partitions, in log order.
+        # Why not every partition: on Kafka each partition's look is a watermark request
+        # through a consumer of its own, and the offsets topic's 25 partitions outnumber
+        # the reader pool's 16, so a whole refresh made 25 consumers every time, and a
+        # source task's offset commit held its polling thread for a second or more
+        # (the MySQL CDC bench's latency p99: docs/performance.md). The other
+        # partitions' news waits for the next refresh, as if the write came sooner.
+        self.refresh(by_partition)
 
     def stop(self) -> None:
         return None

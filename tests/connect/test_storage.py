@@ -194,3 +194,45 @@ def test_two_stores_on_one_log_agree(make_log) -> None:
     a.refresh()
     assert a.connector("c") == b.connector("c")
     assert a.connector("c").state is State.PAUSED  # the later write in log order wins
+
+
+def test_a_write_reads_back_only_its_own_partitions(tmp_path) -> None:
+    """A task's offset commit looks at the partitions it wrote, not at all 25 of the
+    offsets topic (on Kafka each look is a watermark request through a consumer of its
+    own: a whole refresh held a source task's polling thread for a second); another
+    writer's offsets in other partitions arrive with the next whole refresh."""
+    looked: list[int] = []
+
+    class Watched(FileLog):
+        def latest_offset(self, topic: str, partition: int) -> int:
+            looked.append(partition)
+            return super().latest_offset(topic, partition)
+
+    log = Watched(tmp_path / "log", background=False)
+    other = FileLog(tmp_path / "log", background=False)
+    try:
+        store = OffsetStore(LogTable(log, "connect-offsets", partitions=25))
+        elsewhere = OffsetStore(LogTable(other, "connect-offsets", partitions=25))
+        store.start()
+        elsewhere.start()
+        parts = [{"file": str(n)} for n in range(40)]
+        mine, theirs = parts[0], next(
+            p for p in parts[1:] if _offsets_partition("c", p) != _offsets_partition("c", parts[0])
+        )
+        elsewhere.put("c", {partition_key("c", theirs): (theirs, {"pos": 7})}, epoch=0)
+        looked.clear()
+        store.put("c", {partition_key("c", mine): (mine, {"pos": 1})}, epoch=0)
+        assert set(looked) == {_offsets_partition("c", mine)}
+        assert store.get("c", mine) == {"pos": 1}
+        assert store.get("c", theirs) is None  # not looked at yet
+        store.refresh()
+        assert store.get("c", theirs) == {"pos": 7}
+    finally:
+        log.close()
+        other.close()
+
+
+def _offsets_partition(connector: str, partition: dict) -> int:
+    from log import partition_for_key
+
+    return partition_for_key(partition_key(connector, partition), 25)
