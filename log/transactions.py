@@ -17,8 +17,9 @@ Lifecycle (numbered as Kafka's producer API):
      brings the partitions the previous one wrote along (one durable coordinator
      write where a source task's data and offsets partitions took two).
   4. `commit_transaction()`: the data is fsynced (with the previous transaction's
-     markers), then the coordinator's two-phase end writes COMMIT markers
-     (log.txn_coordinator); or `abort_transaction()`.
+     markers) side by side with the coordinator's PREPARE record, then its
+     two-phase end writes COMMIT markers (log.txn_coordinator); or
+     `abort_transaction()`.
      Either way the handle is ready for step 2 again.
 
 A ProducerFencedError (a newer producer of the id, or the coordinator aborted a
@@ -32,7 +33,6 @@ from __future__ import annotations
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from log.batch import ProducerSection
@@ -43,7 +43,6 @@ from log.errors import (
     LogClosedError,
     ProducerFencedError,
 )
-from log.fsutil import at_once
 from log.offsets import OFFSETS_TOPIC, encode_commit
 from log.records import Header, OffsetAndMetadata, TopicPartition
 
@@ -289,17 +288,13 @@ class FileTransactionalProducer(TransactionalProducerBase):
         )
 
     def _end(self, *, commit: bool) -> None:
-        synced: set[tuple[str, int]] = set()
-        if commit:
-            # The data is durable before the commit is decided, side by side with
-            # the previous transaction's markers (the coordinator left them
-            # unsynced, to be made durable with this: one wait for both).
-            synced = self._partitions | self._previous
-            flush = self._log.flush
-            at_once([partial(flush, t, p) for t, p in sorted(synced)])
+        # The data is made durable side by side with PREPARE, with the previous
+        # transaction's markers (the coordinator left them unsynced, to be made
+        # durable with this: one wait on the disk for all, log.txn_coordinator).
+        sync = self._partitions | self._previous if commit else set()
         pid, epoch = self._producer.producer_id, self._producer.producer_epoch
         written = self._partitions
         self._coordinator.end_transaction(
-            self.transactional_id, pid, epoch, commit=commit, written=written, synced=synced
+            self.transactional_id, pid, epoch, commit=commit, written=written, sync=sync
         )
         self._previous, self._partitions, self._added = written, set(), set()

@@ -7,32 +7,47 @@ of the id; a transaction's partitions are added before its first batch reaches
 them, so the coordinator always knows where markers must go; the end of a
 transaction is two-phase:
 
-  1. The producer's data is fsynced in every partition of the transaction (by the
-     caller, `TransactionalProducer`, side by side with the partitions of the
-     previous transaction's markers), then PREPARE_COMMIT (or PREPARE_ABORT) is
-     written durably, with the partitions the transaction wrote and each one's
-     log end (`before`: this transaction's batches lie below it, a later one's
-     above): from here on the outcome is decided, whatever crashes.
+  1. PREPARE_COMMIT (or PREPARE_ABORT) is written durably, with the partitions the
+     transaction wrote and each one's log end (`before`: this transaction's
+     batches lie below it, a later one's above), its fdatasync side by side with
+     the fsyncs of the producer's data in every partition of the transaction
+     (which also cover the previous transaction's markers, in the same files): one
+     wait on the disk for all. From here on the outcome is decided, whatever
+     crashes, with one rule for recovery: a PREPARE_COMMIT some of whose
+     partitions end below their bound lost data of the transaction to a machine
+     crash (its fsync had not ended), so it is aborted instead. That is safe
+     because nothing of the transaction was visible yet: step 2 starts only once
+     every fsync of step 1 has ended. The previous transaction's markers may be
+     lost with it: the record carries them (`prior`), and recovery redoes them
+     first.
   2. A COMMIT (ABORT) control batch is written to every partition of the
      transaction (`Partition.write_marker`: a partition already marked, or whose
      open transaction began past the bound, is left alone, so the step can be
      redone), NOT fsynced on the producer's path (recovery's, fsynced, side by side):
-     the record says so (`unsynced`) and the id's next durable change fsyncs them
-     first (`_save`), normally for free, since the next transaction's data fsync
-     covers the same files. Recovery's markers are fsynced at once.
+     the record says so (`unsynced`, and `prior`: the outcome, producer and bounds
+     to redo them with) and the id's next durable change fsyncs them first
+     (`_save`), normally for free, since the next transaction's data fsync covers
+     the same files (then beside that change: step 1). Recovery's markers are
+     fsynced at once.
   3. COMPLETE_COMMIT (COMPLETE_ABORT) is written, not synced: the transaction is
      over and the id may begin another. Why no fsync: if a machine crash loses it,
      the journal ends in PREPARE and recovery redoes step 2, which changes nothing;
      and any later durable change of the id is appended to the same journal, after
-     the markers are fsynced, and its fdatasync makes the COMPLETE durable too.
+     the markers are fsynced (or beside their fsync, carrying them as `prior`), and
+     its fdatasync makes the COMPLETE durable too.
 
 Why the markers may wait: readers see a marker as soon as it is written (as they
 see any batch before its fsync), and the decision is durable in PREPARE since step
-1; what must never be on disk is a COMPLETE whose markers are not, since recovery
-would not redo them.
+1; what must never be on disk is a COMPLETE whose markers are not, unless a record
+at or after it lists them as `prior` for recovery to redo (the records after it
+carry `prior` until the next durable change: writeback may save a COMPLETE before
+the markers it follows).
 
-Recovery (`recover`, run when a FileLog opens and by maintenance passes): a
-transaction in PREPARE_* is finished from step 2; an ONGOING one whose
+Recovery (`recover`, run when a FileLog opens and by maintenance passes): markers
+a record lists as `prior` are redone (idempotent: a partition marked already is left
+alone), also where the COMPLETE after them reached the disk before them (writeback
+orders no two files); a transaction in PREPARE_* is finished from step 2 (a
+PREPARE_COMMIT short of a bound aborted, step 1); an ONGOING one whose
 `transaction.timeout.ms` has passed since it began is aborted, with a new epoch
 first, so that its producer, if it still lives (a zombie), is fenced and its later
 writes are refused. A transaction still within its timeout is left alone: its
@@ -50,8 +65,8 @@ lose the record; a FileLog opening (and a new epoch of the id) looks for the
 producer's open transaction in the partitions declared ahead and aborts it
 (`_abort_lost`). A live producer's ONGOING record is always in the journal (in the
 page cache, which every process reads) before its batches are written, so a live
-one's is never taken for lost. A steady transaction thus waits on the disk twice:
-its data (with the previous markers), then PREPARE.
+one's is never taken for lost. A steady transaction thus waits on the disk once:
+its data (with the previous markers) and PREPARE side by side.
 
 State files, in `<log.dir>/.transactions/`:
 
@@ -61,9 +76,9 @@ State files, in `<log.dir>/.transactions/`:
                                {"transactional_id", "producer_id", "epoch", "state",
                                 "partitions": [[topic, n], ...], "timeout_ms",
                                 "start_ms", "update_ms", "ahead", "before",
-                                "unsynced"}, the last valid one current (a record
-                               without the last three, from before them, reads as
-                               empty lists)
+                                "unsynced", "prior"}, the last valid one current (a
+                               record without the last four, from before them,
+                               reads as empty)
     <sha256(id)[:32]>.json     the same state from before the journal (read while the
                                id has no journal; removed once it has one)
 
@@ -140,6 +155,9 @@ class TxnMetadata:
     #: Partitions whose markers may not be fsynced yet (made durable before any
     #: durable change of the id: the COMPLETE record must never outlive them).
     unsynced: list[list] = field(default_factory=list)
+    #: How to redo those markers: {"commit", "producer_id", "epoch", "before"} of the
+    #: transaction that wrote them (module docstring, step 1 and recovery).
+    prior: dict = field(default_factory=dict)
 
     @property
     def producer(self) -> ProducerSection:
@@ -197,18 +215,21 @@ class TransactionCoordinator:
         return self._read(self._path(transactional_id))
 
     def _save(
-        self, meta: TxnMetadata, *, durable: bool = True, synced: Iterable[tuple] = ()
+        self, meta: TxnMetadata, *, durable: bool = True, beside: Iterable[tuple] = ()
     ) -> None:
         """Append the state to the id's journal; `durable`: fdatasynced before this
-        returns (see the module docstring for the changes that need not be), after
-        the markers not yet fsynced (but in `synced`, which the caller fsynced) are:
-        the fdatasync makes the unsynced COMPLETE before it durable too, and that
-        record must never be on disk without the markers it says are in."""
+        returns (see the module docstring for the changes that need not be), side by
+        side with the fsyncs of the partitions `beside` (step 1), after those of the
+        markers not yet fsynced and not beside: the fdatasync makes the unsynced
+        COMPLETE before it durable too, and recovery must find those markers on
+        disk or in this record (`prior`, kept until the fsyncs beside it ended)."""
+        flush = self._log.flush
+        partitions = sorted({(t, p) for t, p in beside})
         if durable and meta.unsynced:
-            done = {tuple(p) for p in synced}
-            flush = self._log.flush
+            done = set(partitions)
             at_once([partial(flush, t, p) for t, p in meta.unsynced if (t, p) not in done])
-            meta.unsynced = []
+            if not partitions:
+                meta.unsynced, meta.prior = [], {}
         meta.update_ms = self._log.clock()
         path = self._path(meta.transactional_id)
         ends = self._ends.get(meta.transactional_id)
@@ -218,10 +239,17 @@ class TransactionCoordinator:
         # vars, not dataclasses.asdict: its deep copy of the partition lists was a
         # quarter of a transaction's Python work, and json copies nothing anyway.
         body = json.dumps(vars(meta)).encode()
-        end = txn_journal.append_record(
-            path, body, valid_end=ends[0], size=ends[1], durable=durable
-        )
+        calls = [partial(flush, t, p) for t, p in partitions]
+        try:
+            end = txn_journal.append_record(
+                path, body, valid_end=ends[0], size=ends[1], durable=durable, beside=calls
+            )
+        except BaseException:
+            self._ends.pop(meta.transactional_id, None)  # what is in the file: unknown
+            raise
         self._ends[meta.transactional_id] = (end, end)
+        if partitions:
+            meta.unsynced, meta.prior = [], {}  # fsynced beside the record
         if ends[1] == 0:  # a new journal: a state file from before it is stale now
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path.with_suffix(_LEGACY_SUFFIX))
@@ -295,12 +323,13 @@ class TransactionCoordinator:
         *,
         commit: bool,
         written: Iterable[tuple] | None = None,
-        synced: Iterable[tuple] = (),
+        sync: Iterable[tuple] = (),
     ) -> None:
-        """Steps 1 (the PREPARE record) to 3 of the module docstring; the caller
-        has fsynced its data (in the partitions `synced`). `written`: the
-        partitions the transaction wrote, of those added (None: all added); the
-        others get no marker. A transaction that added nothing just ends."""
+        """Steps 1 (the PREPARE record) to 3 of the module docstring; the partitions
+        `sync` (the producer's data, with the previous transaction's markers) are
+        fsynced side by side with PREPARE. `written`: the partitions the
+        transaction wrote, of those added (None: all added); the others get no
+        marker. A transaction that added nothing just ends."""
         with self._locked():
             meta = self._current(transactional_id, producer_id, epoch)
             if meta.state != ONGOING:
@@ -314,7 +343,15 @@ class TransactionCoordinator:
             meta.state = PREPARE_COMMIT if commit else PREPARE_ABORT
             meta.before = self._bounds(meta.partitions)
             meta.ahead = [list(p) for p in meta.partitions]
-            self._save(meta, synced=synced)
+            try:
+                self._save(meta, beside=sync)
+            except BaseException:
+                if commit:  # data not known durable: decide the other way, if the disk lets us
+                    with contextlib.suppress(Exception):
+                        meta.state = PREPARE_ABORT
+                        self._save(meta)
+                        self._finish(meta, abort_ongoing=False)
+                raise
             self._finish(meta, abort_ongoing=False, sync_markers=False)
 
     def _bounds(self, partitions: list[list]) -> list[list]:
@@ -333,6 +370,7 @@ class TransactionCoordinator:
         one is aborted under a new epoch first (fencing its producer). Whether
         anything was done. `sync_markers`: fsynced here, else by the id's next
         durable change (`_save`). Under the lock."""
+        self._redo_prior(meta)
         if meta.state == ONGOING:
             if not abort_ongoing:
                 return False
@@ -341,6 +379,9 @@ class TransactionCoordinator:
             self._save(meta)
         if meta.state not in (PREPARE_COMMIT, PREPARE_ABORT):
             return False
+        if meta.state == PREPARE_COMMIT and self._short(meta):
+            meta.state = PREPARE_ABORT  # step 1's rule: durable before any marker
+            self._save(meta)
         commit = meta.state == PREPARE_COMMIT
         bounds = {(t, p): end for t, p, end in meta.before}
         # Step 2: the markers (each partition's own lock), side by side when they are
@@ -363,9 +404,47 @@ class TransactionCoordinator:
         meta.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
         if not sync_markers:
             meta.unsynced = [list(p) for p in meta.partitions]
+            meta.prior = {
+                "commit": commit,
+                "producer_id": meta.producer_id,
+                "epoch": meta.epoch,
+                "before": meta.before,
+            }
         meta.partitions, meta.before = [], []
         self._save(meta, durable=False)
         return True
+
+    def _short(self, meta: TxnMetadata) -> bool:
+        """Whether a partition of the PREPARE ends below its bound: a machine crash
+        took batches of the transaction (step 1's fsync had not ended)."""
+        for topic, partition, end in meta.before:
+            try:
+                # latest_offset: the files' end now, not what this process saw last
+                if self._log.partition(topic, partition).latest_offset() < end:
+                    return True
+            except UnknownTopicOrPartitionError:
+                continue
+        return False
+
+    def _redo_prior(self, meta: TxnMetadata) -> None:
+        """Write again, fsynced, the markers `prior` lists (a machine crash may have
+        lost them while a record that relies on them reached the disk); a partition
+        marked already is left alone. Under the lock."""
+        prior = meta.prior
+        if not prior:
+            return
+        producer = ProducerSection(prior["producer_id"], prior["epoch"], -1)
+        markers = []
+        for topic, partition, before in prior["before"]:
+            try:
+                part = self._log.partition(topic, partition)
+            except UnknownTopicOrPartitionError:
+                continue
+            markers.append(
+                partial(part.write_marker, producer, commit=prior["commit"], before=before)
+            )
+        at_once(markers)
+        meta.prior = {}
 
     def _abort_lost(self, meta: TxnMetadata) -> bool:
         """Abort a transaction whose ONGOING record a machine crash lost (it was not
@@ -374,6 +453,7 @@ class TransactionCoordinator:
         journal holds is finished. A live producer's ONGOING record is always in
         the journal before its batches are written, so this finds none of a live
         one's. Whether one was aborted. Under the lock."""
+        self._redo_prior(meta)  # their transaction's batches are not this one's
         if meta.state not in (COMPLETE_COMMIT, COMPLETE_ABORT, EMPTY) or not meta.ahead:
             return False
         lost = []
@@ -416,6 +496,8 @@ class TransactionCoordinator:
         with self._locked():
             now = self._log.clock()
             for meta in self._all():
+                if after_crash:
+                    self._redo_prior(meta)
                 expired = meta.state == ONGOING and now - meta.start_ms >= meta.timeout_ms
                 if meta.state in (PREPARE_COMMIT, PREPARE_ABORT) or expired:
                     done += self._finish(meta, abort_ongoing=True)

@@ -19,9 +19,13 @@ Protocol of an append (under the coordinator's lock):
      torn (shorter than its length) or fails its CRC; `valid_end` is where it ends.
   2. A tail past `valid_end` (a record a crash cut) is truncated away, so the new
      record does not land behind garbage that would hide it from readers.
-  3. The record is appended with one write; fdatasynced when durable.
-  4. Past `COMPACT_BYTES` (at a durable append), the journal is replaced by its
-     last record alone, through `write_atomic` (temp file fsynced, renamed,
+  3. The record is appended with one write; fdatasynced when durable, side by side
+     with the caller's `beside` calls (the fsyncs of a transaction's data: one wait
+     on the disk for both, log.txn_coordinator says why that is safe).
+  4. At a durable append that, with the two unsynced records a steady transaction
+     appends before its next durable one (COMPLETE, the next ONGOING: about its
+     size each), would pass `COMPACT_BYTES`, the journal is replaced by its last
+     record alone, through `write_atomic` (temp file fsynced, renamed,
      directory fsynced): a crash leaves the old journal or the new one, each
      ending in the same state.
 
@@ -34,9 +38,11 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
-from log.fsutil import write_atomic
+from log.fsutil import at_once, write_atomic
 
 __all__ = ["COMPACT_BYTES", "JOURNAL_SUFFIX", "append_record", "load"]
 
@@ -69,16 +75,31 @@ def load(path: Path) -> tuple[bytes | None, int, int]:
     return last, position, size
 
 
-def append_record(path: Path, body: bytes, *, valid_end: int, size: int, durable: bool) -> int:
+def append_record(
+    path: Path,
+    body: bytes,
+    *,
+    valid_end: int,
+    size: int,
+    durable: bool,
+    beside: Sequence[Callable[[], object]] = (),
+) -> int:
     """Steps 2 to 4 for one record; `valid_end` and `size` from `load` under the same
-    lock (no one else appended since). The journal's new end."""
+    lock (no one else appended since). `beside`: calls run side by side with the
+    durable record's write and sync (at_once: a failure is raised once all ended).
+    The journal's new end."""
     record = _frame(body)
-    if size == 0 or (durable and valid_end + len(record) > COMPACT_BYTES):
+    if size == 0 or (durable and valid_end + 3 * len(record) > COMPACT_BYTES):
         # Step 4 (also the creation of a new journal: its directory entry is synced).
         # Only for a durable record: a rewrite is durable, and a record meant to
         # wait for the next fdatasync may not be on disk before what that waits for.
-        write_atomic(path, record)
+        at_once([partial(write_atomic, path, record), *beside])
         return len(record)
+    at_once([partial(_append, path, record, valid_end, size, durable), *beside])
+    return valid_end + len(record)
+
+
+def _append(path: Path, record: bytes, valid_end: int, size: int, durable: bool) -> None:
     fd = os.open(path, os.O_WRONLY)
     try:
         if size > valid_end:
@@ -93,4 +114,3 @@ def append_record(path: Path, body: bytes, *, valid_end: int, size: int, durable
             os.fdatasync(fd)
     finally:
         os.close(fd)
-    return valid_end + len(record)

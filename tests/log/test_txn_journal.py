@@ -317,3 +317,83 @@ def test_fsyncs_at_once_work_in_a_forked_child() -> None:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status[0]) == 0
+
+
+def test_prepare_is_synced_beside_the_data(make_log, monkeypatch) -> None:
+    """The commit's one wait on the disk: PREPARE's fdatasync starts while the data
+    partitions' fsyncs are still under way (each fsync here waits for it)."""
+    log = make_log()
+    log.create_topic(TOPIC, 2)
+    producer = log.transactional_producer("beside")
+    producer.init_transactions()
+    prepare_started = threading.Event()
+    overlapped: list[bool] = []
+    real_fsync, real_fdatasync = os.fsync, os.fdatasync
+
+    def fsync(fd: int) -> None:
+        overlapped.append(prepare_started.wait(5))
+        real_fsync(fd)
+
+    def fdatasync(fd: int) -> None:
+        prepare_started.set()
+        real_fdatasync(fd)
+
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"a"])
+    producer.append(TOPIC, 1, [b"b"])
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    producer.commit_transaction()
+    assert overlapped == [True, True], "2 data partitions, each fsynced beside PREPARE"
+    assert (_values(log, 0), _values(log, 1)) == ([b"a"], [b"b"])
+
+
+def test_a_crash_inside_the_commits_disk_wait_aborts_it_and_keeps_the_last(
+    make_log, tmp_path, monkeypatch
+) -> None:
+    """PREPARE_COMMIT reached the disk, but a machine crash took a data partition's
+    batch (its fsync beside PREPARE had not ended) and the previous transaction's
+    unsynced marker before it. Reopening redoes the previous marker (PREPARE
+    carries it as `prior`) and aborts the transaction short of its bound; no marker
+    of it was written, so no reader saw it committed."""
+    log = make_log()
+    log.create_topic(TOPIC, 2)
+    producer = log.transactional_producer("cut")
+    producer.init_transactions()
+    before_marker: dict[int, int] = {}
+    real_marker = Partition.write_marker
+
+    def marker(self: Partition, *args: object, **kwargs: object) -> int | None:
+        if before_marker.get(self.partition) is not None:
+            raise OSError("the machine stops before the second commit's markers")
+        before_marker[self.partition] = self.segments[-1].file_size()
+        return real_marker(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Partition, "write_marker", marker)
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"a"])
+    producer.append(TOPIC, 1, [b"b"])
+    producer.commit_transaction()
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"c"])
+    producer.append(TOPIC, 1, [b"d"])
+    with pytest.raises(OSError, match="machine stops"):
+        producer.commit_transaction()
+    assert _state(_journal(log))["state"] == "PrepareCommit"
+    monkeypatch.setattr(Partition, "write_marker", real_marker)
+    log.close()
+    # What the disk kept: partition 1 only up to its first batch (its marker and the
+    # second batch were not fsynced yet), and no recovery point written at a close.
+    pdir = log.directory / TOPIC / "1"
+    (segment,) = pdir.glob("*.log")
+    os.truncate(segment, before_marker[1])
+    for p in (0, 1):
+        (log.directory / TOPIC / str(p) / "recovery-point").unlink(missing_ok=True)
+    reopened = make_log(tmp_path / "log")
+    assert (_values(reopened, 0), _values(reopened, 1)) == ([b"a"], [b"b"])
+    for p in (0, 1):
+        end = reopened.latest_offset(TOPIC, p)
+        assert reopened.last_stable_offset(TOPIC, p) == end, "nothing left open"
+    assert reopened.latest_offset(TOPIC, 1) == 2, "b, its COMMIT redone"
+    meta = reopened.transactions.describe("cut")
+    assert meta is not None and meta.state == "CompleteAbort" and not meta.prior
