@@ -16,7 +16,9 @@ The protocol (Debezium's, `snapshot.locking.mode` deciding the lock):
    is safe only when nothing writes meanwhile, as with Debezium.
 5. The captured tables' structure from `information_schema`, in the transaction.
 6. minimal: `UNLOCK TABLES` (writers go on; our transaction still sees step 3's data).
-7. Each table is read with an unbuffered `SELECT`, `snapshot.fetch.size` rows at a
+7. Each table is read with an unbuffered `SELECT` parsed a column at a time
+   (`snapshot_text`; the JSON chunks of `snapshot_chunks` or PyMySQL's rows for
+   tables with a column it has no way for), `snapshot.fetch.size` rows at a
    time, each chunk one `SourceBatch` of Arrow columns (`op = r`, `source.snapshot` as
    Debezium marks reads: first, first_in_data_collection, true,
    last_in_data_collection, last); every read carries the step-4 position.
@@ -39,6 +41,7 @@ import pyarrow as pa
 from connect.api import SourceBatch, SourceRecord, Struct, Type, arrow
 from connectors.mysql.envelope import SNAPSHOT_INDEX
 from connectors.mysql.snapshot_chunks import JsonChunks
+from connectors.mysql.snapshot_text import TextRows
 from connectors.mysql.tables import Table
 from connectors.postgres.envelope import TRANSACTION_SCHEMA
 
@@ -124,6 +127,7 @@ class SnapshotPhase:
         self.current: Table | None = None
         self._cursor: Any = None
         self._chunks: JsonChunks | None = None
+        self._text: TextRows | None = None
         self.pending: SourceRecord | None = None
         self._table_rows = 0
         self._first_marked = False
@@ -139,7 +143,9 @@ class SnapshotPhase:
                 if not self.tables:
                     return self._finish()
                 self.current = self.tables.pop(0)
-                if JsonChunks.supports(self.current):
+                if TextRows.supports(self.current):
+                    self._text = TextRows(self.conn, self.current, self._chunk)
+                elif JsonChunks.supports(self.current):
                     self._chunks = JsonChunks(self.conn, self.current, self._chunk)
                 else:
                     self._chunks = None
@@ -149,6 +155,14 @@ class SnapshotPhase:
                         f"SELECT {names} FROM `{self.current.db}`.`{self.current.name}`"
                     )
             # Step 7
+            if self._text is not None:
+                columns = self._text.next_columns(self._poll_s)
+                if columns is None:
+                    return []  # the next chunk is not there yet
+                if not columns:
+                    self._end_table()
+                    continue
+                return self._emit(self.current, columns, len(columns[0]))
             if self._chunks is not None:
                 rows = self._chunks.next_rows(self._poll_s)
                 if rows is None:
@@ -158,9 +172,12 @@ class SnapshotPhase:
             if not rows:
                 self._end_table()
                 continue
-            return self._emit(self.current, rows)
+            return self._emit(self.current, self._columns(self.current, rows), len(rows))
 
     def _end_table(self) -> None:
+        if self._text is not None:
+            self._text.close()
+            self._text = None
         if self._chunks is not None:
             self._chunks.close()
             self._chunks = None
@@ -191,8 +208,7 @@ class SnapshotPhase:
             return convert_columns(table, rows)
         return convert_columns(table, rows, self._chunks.final, self._chunks.texts)
 
-    def _emit(self, table: Table, rows: list[Any]) -> list[Any]:
-        columns = self._columns(table, rows)
+    def _emit(self, table: Table, columns: list[Any], n: int) -> list[Any]:
         items = read_items(
             table,
             columns,
@@ -209,7 +225,7 @@ class SnapshotPhase:
                 head = head.slice(0, 1).records()[0]
             _remark(head, self._first_marker())
             out.append(head)
-        self._table_rows += len(rows)
+        self._table_rows += n
         out.extend(items)
         last = out.pop()
         if isinstance(last, SourceBatch):
@@ -236,6 +252,9 @@ class SnapshotPhase:
         return [last]
 
     def close(self) -> None:
+        if self._text is not None:
+            self._text.close()  # cut short: closes the connection (nothing to commit)
+            self._text = None
         if self._chunks is not None:
             self._chunks.close()
             self._chunks = None
@@ -255,7 +274,9 @@ class _Text(list):  # type: ignore[type-arg]
     """A column of numbers as their text, for Arrow to parse (`_arrow`)."""
 
 
-def _arrow(column: list[Any], typ: pa.DataType) -> pa.Array:
+def _arrow(column: list[Any] | pa.Array, typ: pa.DataType) -> pa.Array:
+    if isinstance(column, pa.Array):  # the text protocol's columns (`TextRows`)
+        return column if column.type == typ else column.cast(typ)
     if type(column) is _Text:
         return pa.array(column, pa.string()).cast(typ)
     return pa.array(column, type=typ)
