@@ -55,6 +55,7 @@ branch per poll, none per record.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import operator
 import time
@@ -64,12 +65,9 @@ from typing import Any
 from connect.api import (
     Converter,
     HeaderConverter,
-    OffsetStorageReader,
     RetriableError,
     SourceRecord,
     SourceTask,
-    SourceTaskContext,
-    TransactionContext,
 )
 from connect.api.batches import SourceBatch
 from connect.errors import RetryWithTolerance
@@ -77,6 +75,7 @@ from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
 from connect.worker.source_acks import Acknowledgements, Landed
 from connect.worker.source_appends import source_append, stop_ends_append
+from connect.worker.source_context import OffsetReader, TaskContext
 from connect.worker.source_convert import SourceConverter
 from connect.worker.source_transactions import ExactlyOnceSteps, SourceTransactions
 from connect.worker.task_base import StatusListener, WorkerTask
@@ -91,44 +90,36 @@ Transform = Callable[[SourceRecord], SourceRecord | None]
 TopicCreator = Callable[[str], None]
 
 
-class _OffsetReader(OffsetStorageReader):
-    def __init__(self, store: OffsetStore | SourceTransactions, connector: str) -> None:
-        self._store = store
-        self._connector = connector
-
-    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
-        if isinstance(self._store, SourceTransactions):
-            return self._store.offset(self._connector, partition)
-        return self._store.get(self._connector, partition)
-
-
-class _Context(SourceTaskContext):
-    def __init__(
-        self,
-        configs: Mapping[str, str],
-        reader: OffsetStorageReader,
-        transactions: SourceTransactions | None = None,
-    ) -> None:
-        self._configs = dict(configs)
-        self._reader = reader
-        self._transactions = transactions
-
-    def transaction_context(self) -> TransactionContext | None:
-        return None if self._transactions is None else self._transactions.context
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._configs
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return self._reader
-
-
 _SOURCE_PARTITION = operator.attrgetter("source_partition")
 _KAFKA_PARTITION = operator.attrgetter("kafka_partition")
 _TIMESTAMP = operator.attrgetter("timestamp")
 _TOPIC = operator.attrgetter("topic")
+
+
+#: The moments of `_freeze_long_lived` this process has had (each comes once).
+_FROZEN: set[str] = set()
+
+
+def _freeze_long_lived(moment: str) -> None:
+    """Keep the cyclic collector's full collections off the process's long-lived
+    objects, once per `moment` ("start": the first source task's start; "warm": its
+    first offset commit, when the lazy imports and caches of its first records are in).
+
+    Why: tasks run as threads of the worker share its collector, whose oldest
+    generation holds all that the process imported and built (modules, classes,
+    schemas, pyarrow's and the clients' objects: over a hundred thousand in a worker
+    running a MySQL CDC task). A full collection scans all of it with the GIL held,
+    every thread stopped: the stalls of the MySQL CDC bench's commit->log latency at
+    5,000 changes/s (docs/performance.md). Frozen objects are never scanned again, so
+    a full collection only looks at what came after. One full collection first, so
+    that no garbage is frozen with them; once per moment and process, so that a
+    worker (or a test session) starting many tasks pays it twice at most. A task
+    process freezes after its start as well (`connect.worker.process_task`)."""
+    if moment in _FROZEN:
+        return
+    _FROZEN.add(moment)
+    gc.collect()
+    gc.freeze()
 
 
 class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
@@ -205,9 +196,10 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         txn = self._txn
         if txn is not None:
             txn.start()  # fences the task's predecessor, then reads the offsets back
-        reader = _OffsetReader(txn or self._offsets, self.connector)
-        self.plugin.initialize(_Context(self.props, reader, txn))
+        reader = OffsetReader(txn or self._offsets, self.connector)
+        self.plugin.initialize(TaskContext(self.props, reader, txn))
         self.plugin.start(self.props)
+        _freeze_long_lived("start")
 
     def iterate(self) -> None:
         if self._txn is not None:
@@ -582,6 +574,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 time.monotonic() - self._commits_failing_since,
             )
             self._commits_failing_since = None
+        _freeze_long_lived("warm")
         # Commit step 4
         self.plugin.commit()
 
