@@ -89,6 +89,19 @@ class DeltaSinkTask(SinkTask):
 
     def start(self, props: Mapping[str, str]) -> None:
         self.settings: DeltaSettings = parse(props)
+        # Why here: what the first rows would import otherwise — delta-rs, pyarrow's
+        # Parquet writer, and pandas, which pyarrow imports on its first array made from
+        # numpy (its pandas shim: the converters' first batch). That was ~0.3 s of a
+        # core per task process, a fifth of a task's samples in the lake bench's 1 M-row
+        # run (py-spy), taken from its first poll. A task starts once and polls often
+        # (the Iceberg sink's start imports pyiceberg's FileIO, and pandas with it).
+        import deltalake  # noqa: F401
+        import numpy as np
+        import pyarrow as pa
+
+        import connectors.delta.table  # noqa: F401
+
+        pa.array(np.zeros(1))
 
     def _table(self, tp: TopicPartition) -> DeltaTableWriter:
         # delta-rs, pyarrow and numpy load with the task, not with the connector, which

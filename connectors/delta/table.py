@@ -20,7 +20,9 @@ with the rows:
       ConflictingOffsets);
    b. conform the rows to the table's schema (`rows.conform`), then one append (or
       one MERGE, merge mode) with the txn actions, delta-rs retrying a commit that
-      only raced other appends;
+      only raced other appends; an append to a plain unpartitioned table is a
+      Parquet file the sink writes itself, committed as an add action
+      (`connectors.delta.files` says why and when);
    c. a commit that conflicts (CommitFailedError: another task's MERGE touched the
       same files, two tasks created the table at once) goes back to (a), up to
       `delta.commit.retries` times; then the rows are dropped and read again from
@@ -45,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from connect.api import TopicPartition
+from connectors.delta.files import TableFiles, writable
 from connectors.delta.rows import OP, changes, conform, delta_types, last_per_key
 
 if TYPE_CHECKING:
@@ -93,6 +96,7 @@ class DeltaTableWriter:
         self._rewind = rewind
         self._clock = clock
         self._table: Any = None
+        self._files: TableFiles | None = None
         #: The next offset the table holds per partition (None: none of it yet).
         self.committed: dict[TopicPartition, int | None] = {}
         self._waiting: dict[TopicPartition, _Waiting] = {}
@@ -248,6 +252,14 @@ class DeltaTableWriter:
             return self._merge(table, data, commit, hooks)
         schema = pa.schema(table.schema().to_arrow())
         data, new_columns = conform(data, schema, evolve=self.settings.evolve, table=self.uri)
+        if not new_columns and writable(table, data):
+            # Our own Parquet file, committed by delta-rs (`connectors.delta.files`)
+            if self._files is None:
+                self._files = TableFiles(self.uri, self.settings.storage_options)
+            table.create_write_transaction(
+                [self._files.write(table, data)], "append", table.schema(),
+                commit_properties=commit, post_commithook_properties=hooks)
+            return self._load().version()
         from deltalake import write_deltalake
 
         write_deltalake(
