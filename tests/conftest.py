@@ -67,11 +67,13 @@ def subprocess_env() -> dict[str, str]:
 # A private PostgreSQL server (`postgres_server`) and a fresh database per test
 # (`postgres_url`) for tests marked `postgres`; the same for MariaDB (`mysql_server`,
 # `mysql_url`) for tests marked `mysql`; one SparkSession (`spark`) for tests marked
-# `spark`; a Spark standalone master and worker (`spark_cluster`), started only when
-# a test asks for it; a real Apache Kafka broker (`kafka_broker`, one per session,
-# started by scripts/kafka when a test first asks) beside librdkafka's mock, and a real
-# Kafka Connect worker on it (`kafka_connect`, likewise) as the reference to compare with.
+# `spark`; a Spark standalone master and worker (`spark_cluster`); a real Apache Kafka
+# broker (`kafka_broker`, one per session, started by scripts/kafka) beside librdkafka's
+# mock, and a real Kafka Connect worker on a broker of its own (`kafka_connect`) as the
+# reference to compare with. Each server starts only if a selected test asks for it,
+# on a thread when the session starts (`tests.prestart`), beside the tests before it.
 pytest_plugins = [
+    "tests.prestart",
     "tests.pg",
     "tests.mysql",
     "tests.spark",

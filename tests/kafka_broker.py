@@ -5,9 +5,10 @@ and no configs: what KafkaLog and the workers do on a real cluster (CreateTopics
 configs, IncrementalAlterConfigs, the group coordinator's rules, the cluster id) is
 tested here, on Apache Kafka 4.x in KRaft mode, from the jars pom.xml pins.
 
-`kafka_broker` (session) is ONE broker for the whole session, started lazily by the
-first test that asks (a start costs 5–10 s), through the same script people use, on a
-free port in a temporary directory, and stopped at the end. A broker that cannot start
+`kafka_broker` (session) is ONE broker for the whole session, started on a thread when
+the session starts if a selected test asks for it (tests/prestart.py: a start costs
+5–10 s, spent beside the tests before its first user), through the same script people
+use, on a free port in a temporary directory, and stopped at the end. A broker that cannot start
 FAILS the tests that asked for it, with the script's one-line reason: a missing JVM or
 a download failure is a broken machine, not a reason to skip.
 
@@ -32,8 +33,16 @@ from confluent_kafka.admin import AdminClient
 
 from log.kafka import KafkaLog
 from tests.kafka import kafka_logs
+from tests.prestart import Prestarted, register
 
-__all__ = ["KafkaBroker", "free_port", "kafka_broker", "make_broker_log", "session_broker"]
+__all__ = [
+    "KafkaBroker",
+    "free_port",
+    "kafka_broker",
+    "make_broker_log",
+    "session_broker",
+    "start_broker",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "kafka"
@@ -119,13 +128,20 @@ class KafkaBroker:
             time.sleep(0.1)
 
 
-def session_broker(
-    tmp_path_factory: pytest.TempPathFactory, name: str
-) -> Iterator[KafkaBroker]:
-    """A broker in a temporary directory named `name`, started and, at the end, stopped
-    (the body of every session fixture that wants a broker of its own)."""
-    broker = KafkaBroker(tmp_path_factory.mktemp(name) / "broker")
+def start_broker(tmp_path_factory: pytest.TempPathFactory, name: str) -> KafkaBroker:
+    """A broker started in a temporary directory named after fixture `name`."""
+    broker = KafkaBroker(tmp_path_factory.mktemp(name.replace("_", "-")) / "broker")
     broker.start()
+    return broker
+
+
+def session_broker(
+    tmp_path_factory: pytest.TempPathFactory, name: str, prestarted: Prestarted
+) -> Iterator[KafkaBroker]:
+    """The broker of session fixture `name` (started ahead by tests/prestart.py, or
+    now), stopped at the end (the body of every session fixture that wants a broker of
+    its own)."""
+    broker = prestarted.take(name, lambda: start_broker(tmp_path_factory, name))
     try:
         yield broker
     finally:
@@ -133,8 +149,13 @@ def session_broker(
 
 
 @pytest.fixture(scope="session")
-def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
-    yield from session_broker(tmp_path_factory, "kafka-broker")
+def kafka_broker(
+    tmp_path_factory: pytest.TempPathFactory, prestarted: Prestarted
+) -> Iterator[KafkaBroker]:
+    yield from session_broker(tmp_path_factory, "kafka_broker", prestarted)
+
+
+register("kafka_broker", lambda factory: start_broker(factory, "kafka_broker"), KafkaBroker.stop)
 
 
 @pytest.fixture

@@ -3,13 +3,14 @@
 
 Kafka Connect is the reference Tributary's REST API and change events are compared
 with (tests/conformance/test_differential_*.py). `kafka_connect` (session) is ONE
-distributed worker for the whole session, started lazily by the first test that asks
-(a start costs about 5 s), with Kafka Connect's file and JSON plugins and Debezium's
-PostgreSQL, MySQL and MariaDB connectors, and stopped at the end. It runs on a broker of
-its own (`peer_kafka_broker`): the other broker tests empty `kafka_broker` of every
-topic and group between tests and assert what a fresh cluster lists, neither of which
-a running Kafka Connect, with its internal topics, may disturb or be disturbed by. A worker that
-cannot start FAILS the tests that asked for it, with the script's one-line reason.
+distributed worker for the whole session, started ahead of the first test that asks
+(tests/prestart.py; a start costs about 5 s), with Kafka Connect's file and JSON
+plugins and Debezium's PostgreSQL, MySQL and MariaDB connectors, and stopped at the
+end. It runs on a broker of its own (`peer_kafka_broker`): the other broker tests
+empty `kafka_broker` of every topic and group between tests and assert what a fresh
+cluster lists, neither of which a running Kafka Connect, with its internal topics, may
+disturb or be disturbed by. A worker that cannot start FAILS the tests that asked for
+it, with the script's one-line reason.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.kafka_broker import KafkaBroker, free_port, session_broker
+from tests.kafka_broker import KafkaBroker, free_port, session_broker, start_broker
+from tests.prestart import Prestarted, register
 
 __all__ = ["KafkaConnect", "kafka_connect", "peer_kafka_broker"]
 
@@ -85,20 +87,39 @@ class KafkaConnect:
 
 
 @pytest.fixture(scope="session")
-def peer_kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+def peer_kafka_broker(
+    tmp_path_factory: pytest.TempPathFactory, prestarted: Prestarted
+) -> Iterator[KafkaBroker]:
     """The Kafka Connect peer's own broker (see the module docstring)."""
-    yield from session_broker(tmp_path_factory, "peer-kafka-broker")
+    yield from session_broker(tmp_path_factory, "peer_kafka_broker", prestarted)
+
+
+def start_kafka_connect(
+    tmp_path_factory: pytest.TempPathFactory, broker: KafkaBroker
+) -> KafkaConnect:
+    worker = KafkaConnect(tmp_path_factory.mktemp("kafka-connect") / "worker", broker)
+    worker.start()
+    return worker
 
 
 @pytest.fixture(scope="session")
 def kafka_connect(
-    tmp_path_factory: pytest.TempPathFactory, peer_kafka_broker: KafkaBroker
+    tmp_path_factory: pytest.TempPathFactory,
+    peer_kafka_broker: KafkaBroker,
+    prestarted: Prestarted,
 ) -> Iterator[KafkaConnect]:
-    worker = KafkaConnect(
-        tmp_path_factory.mktemp("kafka-connect") / "worker", peer_kafka_broker
+    worker = prestarted.take(
+        "kafka_connect", lambda: start_kafka_connect(tmp_path_factory, peer_kafka_broker)
     )
-    worker.start()
     try:
         yield worker
     finally:
         worker.stop()
+
+
+register(
+    "peer_kafka_broker",
+    lambda factory: start_broker(factory, "peer_kafka_broker"),
+    KafkaBroker.stop,
+)
+register("kafka_connect", start_kafka_connect, KafkaConnect.stop, needs=["peer_kafka_broker"])

@@ -44,6 +44,8 @@ from typing import Any
 
 import pytest
 
+from tests.prestart import Prestarted, register
+
 __all__ = ["MysqlServer", "mysql_server", "mysql_url"]
 
 SUPERUSER = "tributary"
@@ -273,19 +275,28 @@ class MysqlServer:
             conn.close()
 
 
-@pytest.fixture(scope="session")
-def mysql_server() -> Iterator[MysqlServer]:
-    """A private MariaDB server for the whole session (fails, never skips)."""
+def _start_server(_tmp_path_factory: pytest.TempPathFactory | None = None) -> MysqlServer:
     server = MysqlServer()
     try:
         server.start()
     except BaseException:
         server.stop()
         raise
+    return server
+
+
+@pytest.fixture(scope="session")
+def mysql_server(prestarted: Prestarted) -> Iterator[MysqlServer]:
+    """A private MariaDB server for the whole session (fails, never skips), started
+    ahead when the session starts (tests/prestart.py)."""
+    server = prestarted.take("mysql_server", _start_server)
     try:
         yield server
     finally:
         server.stop()
+
+
+register("mysql_server", _start_server, MysqlServer.stop)
 
 
 @pytest.fixture

@@ -36,6 +36,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.prestart import Prestarted, register
+
 __all__ = ["PostgresServer", "postgres_server", "postgres_url"]
 
 SUPERUSER = "tributary"
@@ -223,19 +225,28 @@ class PostgresServer:
                 time.sleep(0.1)
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """A private PostgreSQL server for the whole session (fails, never skips)."""
+def _start_server(_tmp_path_factory: pytest.TempPathFactory | None = None) -> PostgresServer:
     server = PostgresServer()
     try:
         server.start()
     except BaseException:
         server.stop()
         raise
+    return server
+
+
+@pytest.fixture(scope="session")
+def postgres_server(prestarted: Prestarted) -> Iterator[PostgresServer]:
+    """A private PostgreSQL server for the whole session (fails, never skips), started
+    ahead when the session starts (tests/prestart.py)."""
+    server = prestarted.take("postgres_server", _start_server)
     try:
         yield server
     finally:
         server.stop()
+
+
+register("postgres_server", _start_server, PostgresServer.stop)
 
 
 @pytest.fixture

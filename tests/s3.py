@@ -44,6 +44,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from tests.prestart import Prestarted, register
+
 __all__ = ["ACCESS_KEY", "SECRET_KEY", "Bucket", "S3Server", "make_s3_server", "s3_bucket",
            "s3_server"]
 
@@ -204,15 +206,25 @@ def new_bucket(server: S3Server) -> Bucket:
     return bucket
 
 
+def _start_server(_tmp_path_factory: pytest.TempPathFactory | None = None) -> S3Server:
+    return S3Server(Path(tempfile.mkdtemp(prefix="tributary-s3-"))).start()
+
+
+def _stop_server(server: S3Server) -> None:
+    server.stop()
+    shutil.rmtree(server.directory, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def s3_server() -> Iterator[S3Server]:
-    directory = Path(tempfile.mkdtemp(prefix="tributary-s3-"))
-    server = S3Server(directory).start()
+def s3_server(prestarted: Prestarted) -> Iterator[S3Server]:
+    server = prestarted.take("s3_server", _start_server)  # ahead: tests/prestart.py
     try:
         yield server
     finally:
-        server.stop()
-        shutil.rmtree(directory, ignore_errors=True)
+        _stop_server(server)
+
+
+register("s3_server", _start_server, _stop_server)
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ scripts, so the daemons are started by their classes, `spark-class
 org.apache.spark.deploy.master.Master` and `...worker.Worker`, in the foreground as
 our own child processes (stopped at the end of the session, logs in files).
 
-The fixture is lazy: a session that runs no test asking for it starts nothing. A
+A session that runs no test asking for it starts nothing; one that does starts it on
+a thread when the session starts (tests/prestart.py), beside the tests before. A
 cluster that cannot start fails the tests that need it (with the daemon's log tail),
 never skips them.
 
@@ -48,6 +49,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
+from tests.prestart import Prestarted, register
 from tests.waiting import wait_until
 
 __all__ = ["EXECUTOR_CONF", "SparkCluster", "spark_cluster", "spark_kafka_jars"]
@@ -228,11 +230,20 @@ class SparkCluster:
         )
 
 
+def _start_cluster(tmp_path_factory: pytest.TempPathFactory) -> SparkCluster:
+    return SparkCluster(tmp_path_factory.mktemp("spark-cluster")).start()
+
+
 @pytest.fixture(scope="session")
-def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkCluster]:
-    cluster = SparkCluster(tmp_path_factory.mktemp("spark-cluster")).start()
+def spark_cluster(
+    tmp_path_factory: pytest.TempPathFactory, prestarted: Prestarted
+) -> Iterator[SparkCluster]:
+    cluster = prestarted.take("spark_cluster", lambda: _start_cluster(tmp_path_factory))
     yield cluster
     cluster.stop()
+
+
+register("spark_cluster", _start_cluster, SparkCluster.stop)
 
 
 @pytest.fixture(scope="session")
