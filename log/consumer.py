@@ -55,6 +55,12 @@ _RESET_POLICIES = ("earliest", "latest", "none")
 #: `_heartbeat`); a FileLog heartbeat is a directory listing and a few flock calls.
 _SETTLE_S = 3.0
 _SETTLE_HEARTBEAT_S = 0.1
+#: How long an empty poll waits before looking again for another process's appends;
+#: a read_committed one held back by an open transaction on the file log, less: its
+#: commit (a few ms: one wait on the disk) ends it, and a sink that looked only
+#: every 50 ms left an exactly-once pipeline that much behind at each catch-up.
+_IDLE_WAIT_S = 0.05
+_HELD_WAIT_S = 0.005
 
 
 class Consumer:
@@ -351,7 +357,29 @@ class Consumer:
             remaining = deadline - time.monotonic()
             if chunks or remaining <= 0:
                 return chunks
-            self._log.wait_for_append(seq, min(remaining, 0.05, self.heartbeat_interval_s))
+            wait = min(remaining, _IDLE_WAIT_S, self.heartbeat_interval_s)
+            if wait > _HELD_WAIT_S and self._held_back():
+                wait = _HELD_WAIT_S
+            self._log.wait_for_append(seq, wait)
+
+    def _held_back(self) -> bool:
+        """Whether a read_committed read on the file log (its LSO read from local
+        files; a round trip to the broker on Kafka) stands at the last stable offset
+        of a partition with records past it: an open transaction holds them."""
+        if not self._read_options or not self.values_readable:
+            return False
+        log = self._log
+        for tp in self._assigned:
+            if tp in self._paused or tp not in self._positions:
+                continue
+            try:
+                stable = log.last_stable_offset(tp.topic, tp.partition)
+                end = log.latest_offset(tp.topic, tp.partition)
+            except LogError:
+                continue  # the next poll's read meets it and says what it is
+            if self._positions[tp] >= stable and end > stable:
+                return True
+        return False
 
     def _read_records(self, tp: TopicPartition, position: int, room: int) -> tuple:
         """(records, how many, the next position or None: no records, none skipped)."""

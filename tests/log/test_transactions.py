@@ -522,6 +522,45 @@ def test_a_read_committed_consumer_at_latest_starts_at_the_lso(make_log) -> None
     assert consumer.position(tp) == log.latest_offset(TOPIC, 0) == 3
 
 
+def test_a_read_committed_consumer_held_by_an_open_transaction_looks_sooner(
+    make_log, tmp_path, monkeypatch
+) -> None:
+    """Another process's commit wakes no waiter here: a read_committed consumer
+    whose records wait behind an open transaction looks again after 5 ms, not after
+    the idle 50 ms (an exactly-once sink lagged that much at each catch-up); with
+    nothing held back it waits as before."""
+    log = make_log()
+    log.create_topic(TOPIC)
+    tp = TopicPartition(TOPIC, 0)
+    log.append(TOPIC, 0, [b"plain"])
+    other = make_log(tmp_path / "log")  # another process's view of the same files
+    producer = other.transactional_producer("elsewhere")
+    producer.init_transactions()
+    waits: list[float] = []
+    real_wait = log.wait_for_append
+
+    def wait_for_append(after: int, timeout_s: float) -> None:
+        waits.append(timeout_s)
+        real_wait(after, timeout_s)
+
+    monkeypatch.setattr(log, "wait_for_append", wait_for_append)
+    consumer = Consumer(log, auto_offset_reset="earliest", isolation_level=COMMITTED)
+    consumer.assign([tp])
+    assert [r.value for r in consumer.poll(1.0)] == [b"plain"]
+    assert consumer.poll(0.1) == [] and waits[0] == 0.05, "the idle wait"
+    producer.begin_transaction()
+    producer.append(TOPIC, 0, [b"pending"])
+    waits.clear()
+    assert consumer.poll(0.1) == []
+    assert waits and max(waits) <= 0.005, "held back: looks again soon"
+    producer.commit_transaction()
+    got: list = []
+    wait_until(lambda: got.extend(consumer.poll(0.1)) or got, timeout_s=10)
+    assert [r.value for r in got] == [b"pending"]
+    waits.clear()
+    assert consumer.poll(0.06) == [] and waits[0] == 0.05, "nothing held back: the idle wait"
+
+
 def test_retention_takes_aborted_transactions_and_their_index_away(make_log) -> None:
     log = make_log()
     log.create_topic(TOPIC, config={"retention.bytes": 1, "segment.bytes": 10_000})
