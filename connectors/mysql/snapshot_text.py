@@ -54,6 +54,9 @@ __all__ = ["TextRows"]
 #: Step 1: a day of the server waiting on us (its maximum is a year)
 _WRITE_TIMEOUT_S = 86_400
 _READ_BYTES = 1 << 20
+#: a chunk ends at this many bytes of rows, whatever `snapshot.fetch.size` says: two
+#: chunks ahead of the task of 1 MB rows would otherwise hold 16 GB
+_CHUNK_BYTES = 64 << 20
 _EPOCH_DAYS = 719_528  # TO_DAYS('1970-01-01')
 
 Finish = Callable[[pa.Array], pa.Array]
@@ -152,8 +155,9 @@ class TextRows:
             while not self._stop.is_set():
                 rows = Rows()
                 while True:  # Step 3
-                    pos = walk(buf, pos, self._chunk, rows)
-                    if rows.ended or len(rows.starts) >= self._chunk:
+                    pos = walk(buf, pos, self._chunk, rows, bytes_limit=_CHUNK_BYTES)
+                    full = len(rows.starts) >= self._chunk or pos >= _CHUNK_BYTES
+                    if rows.ended or full:
                         break
                     more = source.read1(_READ_BYTES)
                     if not more:
@@ -163,7 +167,7 @@ class TextRows:
                 buf, pos = buf[pos:], 0
                 if rows.ended:  # Step 4, before the task's thread may use the connection
                     self._release()
-                self._put(arrays)
+                self._put((arrays, rows.ended))
                 if rows.ended:
                     return
         except ServerError as exc:
@@ -203,9 +207,8 @@ class TextRows:
         if isinstance(item, BaseException):
             self._done = True
             raise ConnectError(f"snapshot of {self._name} failed: {item}") from item
-        if len(item[0]) < self._chunk:  # the last chunk (the EOF came before a full one)
-            self._done = True
-        return item if len(item[0]) else []
+        arrays, self._done = item
+        return arrays if len(arrays[0]) else []
 
     def close(self) -> None:
         self._stop.set()

@@ -46,13 +46,14 @@ class Rows:
     ended: bool = False
 
 
-def walk(buf: bytes, pos: int, limit: int, rows: Rows) -> int:
+def walk(buf: bytes, pos: int, limit: int, rows: Rows, *, bytes_limit: int) -> int:
     """Adds the payloads of the complete row packets of `buf` from `pos` to `rows`, at
-    most `limit` in all; the position after the last one taken."""
+    most `limit` in all, none past `bytes_limit`; the position after the last one
+    taken."""
     end = len(buf)
     starts = rows.starts
     add = starts.append
-    while len(starts) < limit and pos + 4 <= end:
+    while len(starts) < limit and pos < bytes_limit and pos + 4 <= end:
         n = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
         after = pos + 4 + n
         if after > end:

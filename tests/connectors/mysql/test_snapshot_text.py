@@ -10,6 +10,7 @@ import warnings
 import pytest
 
 from connect.api import ConnectError
+from connectors.mysql import snapshot_text
 from connectors.mysql.columns import TypeOptions
 from connectors.mysql.envelope import source_schema
 from connectors.mysql.snapshot_chunks import JsonChunks
@@ -99,8 +100,26 @@ def test_text_rows_give_the_json_chunks_values(mysql_url: str, modes: dict[str, 
         assert first["d"] == -354285  # 1000-01-01
 
 
-def test_a_row_over_16_mb_spans_packets(mysql_url: str) -> None:
-    """A row of more than 2^24-1 bytes comes in several packets, joined before parsing."""
+def _chunk_sizes(url: str, table: str, chunk: int) -> list[int]:
+    """The row counts of TextRows' chunks of `table`, read on a connection of our own."""
+    tables = _tables(url)
+    with db(url) as cur:
+        rows = TextRows(cur.connection, tables[table], chunk)
+        sizes = []
+        try:
+            while (columns := rows.next_columns(10.0)) != []:
+                assert columns is not None, "no chunk in 10 s"
+                sizes.append(len(columns[0]))
+        finally:
+            rows.close()
+        cur.execute("SELECT 1")  # the connection is PyMySQL's again
+        assert cur.fetchone() == (1,)
+    return sizes
+
+
+def test_a_row_over_16_mb_spans_packets(mysql_url: str, monkeypatch) -> None:
+    """A row of more than 2^24-1 bytes comes in several packets, joined before parsing;
+    a chunk ends early once its rows pass the byte bound."""
     with db(mysql_url) as cur:
         cur.execute("SELECT @@GLOBAL.max_allowed_packet")
         before = cur.fetchone()[0]
@@ -118,6 +137,9 @@ def test_a_row_over_16_mb_spans_packets(mysql_url: str) -> None:
             )
         finally:
             d.stop()
+        assert _chunk_sizes(mysql_url, "big", 100) == [3]
+        monkeypatch.setattr(snapshot_text, "_CHUNK_BYTES", 1 << 20)
+        assert _chunk_sizes(mysql_url, "big", 100) == [2, 1]
     finally:
         with db(mysql_url) as cur:
             cur.execute(f"SET GLOBAL max_allowed_packet = {int(before)}")
