@@ -67,10 +67,17 @@ class Cluster:
         return worker.wait_ready() if ready else worker
 
     def start_many(self, count: int) -> list[int]:
-        """Start `count` workers; their ports, to restart them as the same workers."""
+        """Start `count` workers; their ports, to restart them as the same workers.
+
+        The first starts alone and makes the cluster's internal topics; the others then
+        start side by side (on Kafka a worker takes seconds to open its log and join,
+        mostly waiting on the broker). Why not all at once: on a fresh Kafka cluster a
+        worker whose creation of `connect-configs` raced another's exited with "topic
+        'connect-configs' does not exist" (a race of the product's, reported)."""
         ports = [free_port() for _ in range(count)]
-        for port in ports:
-            self.start(port)
+        self.start(ports[0])
+        for worker in [self.start(port, ready=False) for port in ports[1:]]:
+            worker.wait_ready(60)
         return ports
 
     def live(self) -> list[WorkerProcess]:
@@ -345,12 +352,15 @@ def _bounce_cluster(
 
 
 @pytest.mark.parametrize("backend", ["file", "broker"])
-def test_rolling_clean_restarts_lose_and_repeat_nothing(
+def test_rolling_clean_restarts_lose_and_repeat_nothing_then_rolling_kill_9s_lose_nothing(
     cluster: Callable[..., Cluster], tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    c, _ = _bounce_cluster(cluster, tmp_path, backend, request)
+    """Both rolling bounces on one cluster and pipeline, each checked once drained (on
+    Kafka, starting a cluster and its pipeline cost about as much as a bounce)."""
+    c, where = _bounce_cluster(cluster, tmp_path, backend, request)
     ports = c.start_many(3)
     sent, received = _pipeline(c, tmp_path)
+    # Clean restarts: nothing lost, nothing repeated.
     for _round in range(2 if backend == "file" else 1):  # one round on the broker: time
         for port in ports:
             before = len(read_lines(received))
@@ -368,15 +378,8 @@ def test_rolling_clean_restarts_lose_and_repeat_nothing(
         # revoke, before the partitions move (log.kafka.groups).
         assert got == sorted(set(got)), f"duplicates for source task {task}"
         assert set(numbers) <= set(got), f"missing for source task {task}"
-
-
-@pytest.mark.parametrize("backend", ["file", "broker"])
-def test_rolling_kill_9_loses_nothing(
-    cluster: Callable[..., Cluster], tmp_path: Path, backend: str, request: pytest.FixtureRequest
-) -> None:
-    c, where = _bounce_cluster(cluster, tmp_path, backend, request)
-    ports = c.start_many(3)
-    sent, received = _pipeline(c, tmp_path)
+    # Kill -9s, the source running again: nothing lost (a redelivery is allowed).
+    assert c.any().request("PUT", "/connectors/vsrc/resume")[0] == 202
     for port in ports:
         before = len(read_lines(received))
         c.workers[port].kill()
