@@ -36,9 +36,12 @@ of it (`deltalake.fs.DeltaStorageHandler`) hands the Rust stream pyarrow Buffers
 which it refuses (delta-rs 1.6).
 
 A file a commit never took (the task killed, the commit conflicting) stays in the
-table's directory unreferenced, as delta-rs's would: no reader sees it, and vacuum
-removes it. On a local table it appears under its name only once complete (written
-to a hidden temporary name, then renamed, as delta-rs's local store does).
+table's directory unreferenced, as delta-rs's would: no reader sees it, and a full
+vacuum removes it (`vacuum(full=True)`; the lite one the sink runs removes only files
+a commit removed). On a local table it appears under its name only once complete (written
+to `<name>.tmp`, then renamed, as delta-rs's local store does), so nothing that
+looks for `*.parquet` (the main job's watcher) meets a file without its footer; the
+temporary name is not a hidden one, so a full vacuum removes what a kill left of it.
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ class TableFiles:
             return
         assert self._root is not None
         final = os.path.join(self._root, name)
-        staged = os.path.join(self._root, f".{name}.tmp")
+        staged = final + ".tmp"
         with open(staged, "wb") as out:
             out.write(body)
         os.replace(staged, final)
