@@ -166,7 +166,13 @@ def transcript(
     """Every step's answers from both sides, the script run once, in order."""
     kafka_connect.clear()
     base = tmp_path_factory.mktemp("differential-rest")
-    ours = httpx.Client(base_url=tributary.url, timeout=60.0)
+    # Why the short keep-alive: uvicorn closes a connection idle for 5 s and httpx
+    # reuses one idle for up to 5 s, so a request sent at that moment meets a closed
+    # connection. The script failed once with "Server disconnected without sending a
+    # response" (which side's was not recorded): this window on ours is closed.
+    ours = httpx.Client(
+        base_url=tributary.url, timeout=60.0, limits=httpx.Limits(keepalive_expiry=2.0)
+    )
     sides = [
         Side("Kafka Connect", "k", kafka_connect.client, base / "k"),
         Side("Tributary", "t", ours, base / "t"),
