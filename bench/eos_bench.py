@@ -6,7 +6,10 @@ JSON object.
    `exactly.once.source.support=enabled`, in alternating rounds (ALO first in one,
    EOS first in the next, so neither always meets the machine's load first), the
    best of `--rounds` of each (the machine is shared): `eos_file_pipeline_ratio` =
-   EOS / ALO lines per s.
+   EOS / ALO lines per s; beside it the least CPU seconds per million lines of each
+   (the worker and its task processes: `file_pipeline_*_cpu_s_per_m`, steadier
+   than the rates on a loaded machine) and the 1-minute load average before and
+   after (`load_1m`).
 2. The commit of one exactly-once source task's transaction (its records, its
    offsets inside the transaction, the commit: connect.worker.source_transactions)
    with `transaction.boundary=poll` at 5,000 records/s in polls of 100:
@@ -30,6 +33,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -49,17 +54,24 @@ RATE = 5_000  # records per second, the issue's
 POLL = 100  # records per poll
 
 
-def file_pipeline(base: Path, lines: int, rounds: int) -> tuple[float, float]:
-    """(best at-least-once, best exactly-once) lines per second."""
-    alo: list[float] = []
-    eos: list[float] = []
+def file_pipeline(base: Path, lines: int, rounds: int) -> dict[bool, tuple[float, float]]:
+    """Exactly once? -> (best lines per second, least CPU seconds per million lines)."""
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
     for turn in range(rounds):
         for exactly_once in _order(turn):
-            if exactly_once:
-                eos.append(run_pipeline(base / "eos", STRING, lines, EOS)[0])
-            else:
-                alo.append(run_pipeline(base / "alo", STRING, lines)[0])
-    return max(alo), max(eos)
+            before = _children_cpu_s()
+            name, extra = ("eos", EOS) if exactly_once else ("alo", None)
+            rates[exactly_once].append(run_pipeline(base / name, STRING, lines, extra)[0])
+            cpu[exactly_once].append((_children_cpu_s() - before) * 1e6 / lines)
+    return {e: (max(rates[e]), min(cpu[e])) for e in (False, True)}
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU of the finished children (the worker, with its task
+    processes, which it waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _order(turn: int) -> tuple[bool, bool]:
@@ -170,8 +182,10 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None)
     args = parser.parse_args()
     base = args.dir or Path(tempfile.mkdtemp(prefix="tributary-eos-bench-"))
+    load_before = os.getloadavg()[0]
     try:
-        alo, eos = file_pipeline(base, args.lines, args.rounds)
+        pipeline = file_pipeline(base, args.lines, args.rounds)
+        (alo, alo_cpu), (eos, eos_cpu) = pipeline[False], pipeline[True]
         commits = commit_latencies(base, args.commit_seconds)
         committed, uncommitted = read_rates(base, args.read_records)
         cdc = cdc_streaming(args.cdc_transactions, args.rounds) if args.cdc_transactions else None
@@ -184,6 +198,8 @@ def main() -> None:
                 "file_pipeline_alo_lps": round(alo),
                 "file_pipeline_eos_lps": round(eos),
                 "eos_file_pipeline_ratio": round(eos / alo, 3),
+                "file_pipeline_alo_cpu_s_per_m": round(alo_cpu, 2),
+                "file_pipeline_eos_cpu_s_per_m": round(eos_cpu, 2),
                 "eos_commit_p50_ms": round(_percentile(commits, 0.5), 2),
                 "eos_commit_p99_ms": round(_percentile(commits, 0.99), 2),
                 "eos_commits": len(commits),
@@ -201,6 +217,7 @@ def main() -> None:
                     else {}
                 ),
                 "lines": args.lines,
+                "load_1m": [round(load_before, 1), round(os.getloadavg()[0], 1)],
                 "rate_records_per_s": RATE,
             }
         )
