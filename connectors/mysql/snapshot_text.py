@@ -27,9 +27,11 @@ Each column is sent as the JSON chunks send it where a conversion is needed (so 
 ways give the same values): DOUBLE, FLOAT and DECIMAL as `CAST(… AS CHAR)`, parsed by
 Arrow; TIMESTAMP as the event's ZonedTimestamp text; DATE as days and DATETIME as µs
 since the epoch computed by the server (zero dates NULL, as their parse made them);
-integers, YEAR, text, ENUM, SET and binary strings as they are. TIME, BIT, geometry,
-`time.precision.mode=connect`'s dates and types without a mapping keep the JSON chunks
-(or PyMySQL's rows without a primary key).
+TIME as µs computed by the server; BIT(1) as the server's `<> 0`, wider BITs reversed
+by the server (the events' bytes are little-endian); integers, YEAR, text, ENUM, SET
+and binary strings as they are. Geometry, `time.precision.mode=connect`'s temporal
+types and types without a mapping keep the JSON chunks (or PyMySQL's rows without a
+primary key).
 """
 
 from __future__ import annotations
@@ -85,6 +87,15 @@ def _millis(raw: pa.Array) -> pa.Array:
     return pc.divide(raw.cast(pa.int64()), 1000)
 
 
+def _millis32(raw: pa.Array) -> pa.Array:
+    """TIME(0-3)'s µs (whole ms) as int32 ms."""
+    return _millis(raw).cast(pa.int32())
+
+
+def _boolean(raw: pa.Array) -> pa.Array:
+    return raw.cast(pa.int8()).cast(pa.bool_())
+
+
 def _plan(col: ColumnDef, typ: pa.DataType) -> tuple[str, pa.DataType, Finish] | None:
     """(SQL with {c} for the quoted column, the type the bytes come as, the way from
     those to the event's type `typ`), or None: no way here."""
@@ -109,6 +120,13 @@ def _plan(col: ColumnDef, typ: pa.DataType) -> tuple[str, pa.DataType, Finish] |
     if kind == "datetime" and pa.types.is_int64(typ):
         micros = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01', {c})"
         return micros, pa.string(), _millis if col.scale <= 3 else _cast(typ)
+    if kind == "time" and (pa.types.is_int64(typ) or pa.types.is_int32(typ)):
+        micros = "CAST(TIME_TO_SEC({c}) * 1000000 AS SIGNED)"  # exact: a DECIMAL product
+        return micros, pa.string(), _cast(typ) if pa.types.is_int64(typ) else _millis32
+    if kind == "bit":
+        if col.precision <= 1:
+            return "{c} <> 0", pa.string(), _boolean
+        return "REVERSE({c})", pa.binary(), _as_is  # big-endian bytes made little-endian
     return None
 
 
