@@ -17,7 +17,8 @@ Avro messages, schemas in the worker's embedded registry (untimed). Then, per ta
   (`.venv-dlt-lakehouse`, made on first use with `pip install
   "dlt[filesystem,pyiceberg,deltalake]"`): its aiobotocore pins an older botocore than
   the project's boto3 wants, so it never enters the project's environment;
-- <format>_vs_dlt: the ratio;
+- <format>_vs_dlt: the ratio; dlt_<format>_cpu_s_per_m_rows: dlt's CPU seconds (its
+  process and children, over `pipeline.run()`) per million rows, beside the sink's;
 - <format>_cpu_s_per_m_rows: CPU seconds (user + system) of this process and its
   children (the task processes) over the timed span, per million rows: the figure that
   does not move with the machine's load (the bench's own table polling is in it);
@@ -480,9 +481,13 @@ def rows():
 pipe = dlt.pipeline(pipeline_name="bench_" + table_format, pipelines_dir=out + "/pipelines",
                     destination=dlt.destinations.filesystem(bucket_url="file://" + out + "/data"),
                     dataset_name="lake")
-began = time.perf_counter()
+def cpu():
+    import resource
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+               resource.getrusage(resource.RUSAGE_CHILDREN)))
+began, cpu_began = time.perf_counter(), cpu()
 pipe.run(rows(), loader_file_format="parquet")
-print(json.dumps({"seconds": time.perf_counter() - began}))
+print(json.dumps({"seconds": time.perf_counter() - began, "cpu_s": cpu() - cpu_began}))
 """
 
 
@@ -502,7 +507,9 @@ def _dlt_python() -> Path | None:
     return python
 
 
-def dlt_rate(table_format: str, source: Path, rows: int) -> float | None:
+def dlt_rate(table_format: str, source: Path, rows: int) -> tuple[float, float] | None:
+    """(rows/s, CPU seconds per million rows) of dlt's run; the CPU is its process's
+    and its children's over `pipeline.run()` (rusage), as the sinks' figure is."""
     python = _dlt_python()
     if python is None:
         return None
@@ -514,7 +521,8 @@ def dlt_rate(table_format: str, source: Path, rows: int) -> float | None:
     if done.returncode != 0:
         print(f"dlt {table_format} failed: {done.stderr[-2000:]}", file=sys.stderr)
         return None
-    return rows / json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    return rows / measured["seconds"], measured["cpu_s"] * 1e6 / rows
 
 
 # --------------------------------------------------------------------- main
@@ -558,8 +566,9 @@ def main() -> None:
             with ipc.new_file(source, table.schema) as writer:
                 writer.write_table(table)
             for name in formats:
-                rate = dlt_rate(DLT_FORMATS[name], source, args.rows)
+                rate, cpu = dlt_rate(DLT_FORMATS[name], source, args.rows) or (None, None)
                 result[f"dlt_{name}_rows_per_s"] = round(rate) if rate else None
+                result[f"dlt_{name}_cpu_s_per_m_rows"] = round(cpu, 2) if cpu else None
                 mine = result.get(f"{name}_rows_per_s")
                 result[f"{name}_vs_dlt"] = round(mine / rate, 2) if rate and mine else None
     result["load_average_1m"] = round(os.getloadavg()[0], 2)
