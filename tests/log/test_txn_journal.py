@@ -3,8 +3,8 @@ coordinator skip: a torn tail cut before the next record, compaction, a COMPLETE
 lost to a machine crash redone from PREPARE without a second marker, a state file
 from before journals, and partitions added ahead of their first write (the
 previous transaction's) that get no marker unless written, a transaction whose
-unsynced ONGOING record a crash lost, and the two disk waits of a steady
-transaction. The SIGKILL at each step is in test_transactions_processes."""
+unsynced ONGOING record a crash lost, the one disk wait of a steady transaction
+and a crash inside it. The SIGKILL at each step is in test_transactions_processes."""
 
 from __future__ import annotations
 
@@ -230,10 +230,11 @@ def test_a_transaction_whose_unsynced_ongoing_record_a_crash_lost_is_aborted(
     assert meta is not None and meta.state == "CompleteAbort" and meta.epoch == epoch + 1
 
 
-def test_a_steady_transaction_waits_on_the_disk_twice(make_log, monkeypatch) -> None:
+def test_a_steady_transaction_syncs_its_data_and_prepare_only(make_log, monkeypatch) -> None:
     """A source task's transaction (the same partitions each time): its data
-    fsynced side by side with the previous one's markers, then PREPARE; the ONGOING
-    record, the markers and COMPLETE wait for nothing (docs/performance.md)."""
+    fsynced (with the previous one's markers) and PREPARE, side by side
+    (test_prepare_is_synced_beside_the_data); the ONGOING record, the markers and
+    COMPLETE wait for nothing (docs/performance.md)."""
     log = make_log()
     log.create_topic(TOPIC, 2)
     producer = log.transactional_producer("steady")
