@@ -7,11 +7,9 @@ One iteration (numbered as in the code):
 3. Convert keys, values and headers, one batch per topic (the converters' batch entry
    points; a failing batch is redone record by record under the error policy:
    `connect.worker.source_convert`).
-4. Append one batch per (topic, partition) and poll, the poll's batches and runs of
-   records gathered (`connect.worker.source_sends`); the partition is the record's
-   own, else Kafka's murmur2 of the key bytes, else one partition per poll
-   round-robin. On Kafka an append waits out any outage, until the task stops
-   (`connect.worker.source_appends`).
+4. Append one batch per (topic, partition); the partition is the record's own, else
+   Kafka's murmur2 of the key bytes, else one partition per poll round-robin. On Kafka
+   an append waits out any outage, until the task stops (`connect.worker.source_appends`).
 5. Remember each source partition's latest offset, and queue the acknowledgement of
    the appended records (`commit_record` and its batch forms, only if the task
    overrides one) for when they are durable: see "Acknowledgements" below.
@@ -57,10 +55,11 @@ branch per poll, none per record.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import operator
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from connect.api import (
@@ -74,12 +73,10 @@ from connect.api.batches import SourceBatch
 from connect.errors import RetryWithTolerance
 from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
-from connect.worker.long_lived import freeze_long_lived
 from connect.worker.source_acks import Acknowledgements, Landed
 from connect.worker.source_appends import source_append, stop_ends_append
 from connect.worker.source_context import OffsetReader, TaskContext
 from connect.worker.source_convert import SourceConverter
-from connect.worker.source_sends import PollAppends
 from connect.worker.source_transactions import ExactlyOnceSteps, SourceTransactions
 from connect.worker.task_base import StatusListener, WorkerTask
 from log import KeyPartitioner, Log, LogUnavailableError, TopicExistsError
@@ -97,6 +94,32 @@ _SOURCE_PARTITION = operator.attrgetter("source_partition")
 _KAFKA_PARTITION = operator.attrgetter("kafka_partition")
 _TIMESTAMP = operator.attrgetter("timestamp")
 _TOPIC = operator.attrgetter("topic")
+
+
+#: The moments of `_freeze_long_lived` this process has had (each comes once).
+_FROZEN: set[str] = set()
+
+
+def _freeze_long_lived(moment: str) -> None:
+    """Keep the cyclic collector's full collections off the process's long-lived
+    objects, once per `moment` ("start": the first source task's start; "warm": its
+    first offset commit, when the lazy imports and caches of its first records are in).
+
+    Why: tasks run as threads of the worker share its collector, whose oldest
+    generation holds all that the process imported and built (modules, classes,
+    schemas, pyarrow's and the clients' objects: over a hundred thousand in a worker
+    running a MySQL CDC task). A full collection scans all of it with the GIL held,
+    every thread stopped: the stalls of the MySQL CDC bench's commit->log latency at
+    5,000 changes/s (docs/performance.md). Frozen objects are never scanned again, so
+    a full collection only looks at what came after. One full collection first, so
+    that no garbage is frozen with them; once per moment and process, so that a
+    worker (or a test session) starting many tasks pays it twice at most. A task
+    process freezes after its start as well (`connect.worker.process_task`)."""
+    if moment in _FROZEN:
+        return
+    _FROZEN.add(moment)
+    gc.collect()
+    gc.freeze()
 
 
 class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
@@ -151,8 +174,6 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         )
         self.metrics = TaskMetrics("source")
         self._acks = Acknowledgements(log, self.metrics)
-        #: A poll's appends, one per partition (`connect.worker.source_sends`).
-        self._appends = PollAppends(self._append_records, self._appended)
 
     @property
     def records_polled(self) -> int:
@@ -178,7 +199,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         reader = OffsetReader(txn or self._offsets, self.connector)
         self.plugin.initialize(TaskContext(self.props, reader, txn))
         self.plugin.start(self.props)
-        freeze_long_lived("start")
+        _freeze_long_lived("start")
 
     def iterate(self) -> None:
         if self._txn is not None:
@@ -215,27 +236,11 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         return records
 
     def _send_polled(self, records: list[Any]) -> None:
-        """Steps 2 to 5 for what a poll returned: its parts are gathered and appended
-        once per partition (`connect.worker.source_sends`), and its offsets remembered
-        only then, when every record of it is in the log (or dropped)."""
-        appends = self._appends
-        try:
-            if SourceBatch in set(map(type, records)):
-                self._send_mixed(records)
-            else:
-                self._send(records)
-            # Step 4
-            appends.flush()
-        finally:
-            appends.clear()
-        # Step 5
-        self._remember_offsets(records)
-
-    def _appended(self, topic: str, p: int, count: int) -> None:
-        """One append made (`PollAppends`): its partition to fsync, the metrics."""
-        self._acks.written.add((topic, p))
-        self.metrics.records_written += count
-        self.metrics.log_appends += 1
+        """Steps 2 to 5 for what a poll returned."""
+        if SourceBatch in set(map(type, records)):
+            self._send_mixed(records)
+        else:
+            self._send(records)
 
     def commit_final(self) -> None:
         if self._txn is not None and self._txn.boundary == "connector":
@@ -305,6 +310,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
             if out is NotImplemented or (out is not None and len(out) not in (0, len(batch))):
                 return self._send(batch.records())
             if out is None or not len(out):
+                self._remember_offsets([batch])
                 if self._wants_commit_record:
                     self._acks.queue(self.plugin.commit_batch, batch, [None] * len(batch))
                 return None
@@ -332,6 +338,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 sub_keys = list(pick(keys)) if len(rows) > 1 else [keys[rows[0]]]
                 sub_values = list(pick(values)) if len(rows) > 1 else [values[rows[0]]]
                 self._append_batch(batch, out, p=p, keys=sub_keys, values=sub_values, rows=rows)
+        self._remember_offsets([batch])
         return None
 
     def _append_batch(
@@ -349,10 +356,15 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         records before transforms."""
         topic = batch.topic
         # A batch without its own timestamp: the log stamps it (KafkaLog then produces it
-        # a slice at a time, and it goes in one append with the poll's records, which
-        # the log stamps too); acknowledgements carry the time it landed, as records'.
-        stamps = None if batch.timestamp is None else [batch.timestamp] * len(values)
-        landing = None
+        # a slice at a time); acknowledgements carry the stamps, so then they are given.
+        stamps = None
+        if batch.timestamp is not None or self._wants_commit_record:
+            stamp = int(time.time() * 1000) if batch.timestamp is None else batch.timestamp
+            stamps = [stamp] * len(values)
+        offsets = self._append_records(topic, p, values, keys=keys, timestamps=stamps)
+        self._acks.written.add((topic, p))
+        self.metrics.records_written += len(values)
+        self.metrics.log_appends += 1
         if self._wants_commit_record:
             if rows is not None:
                 import numpy as np
@@ -360,13 +372,8 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 mask = np.zeros(len(original), dtype=bool)
                 mask[rows] = True
                 original = original.filter(mask)
-
-            def landing(offsets: Sequence[int], stamps: list[int] | None) -> None:
-                stamps = stamps or [int(time.time() * 1000)] * len(offsets)
-                landed = Landed(topic, p, offsets, stamps)
-                self._acks.queue(self.plugin.commit_batch, original, landed)
-
-        self._appends.add(topic, p, values, keys=keys, timestamps=stamps, landing=landing)
+            landed = Landed(topic, p, offsets, stamps)  # type: ignore[arg-type]
+            self._acks.queue(self.plugin.commit_batch, original, landed)
 
     def _send(self, records: list[SourceRecord]) -> None:
         # Step 2
@@ -396,7 +403,8 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 by_topic.setdefault(topic, []).append(i)
             for topic, indexes in by_topic.items():
                 self._send_topic(topic, [kept[i] for i in indexes], [originals[i] for i in indexes])
-        # Step 5 (the offsets: `_send_polled`, once the appends are made)
+        # Step 5
+        self._remember_offsets(records)
         if self._wants_commit_record and dropped:
             self._acks.queue(self.plugin.commit_records, dropped, [None] * len(dropped))
 
@@ -465,23 +473,22 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         if stamps.count(None) != len(stamps):
             now = int(time.time() * 1000)
             timestamps = [now if t is None else t for t in stamps]
-        landing = None
-        if self._wants_commit_record:
-
-            def landing(offsets: Sequence[int], stamps: list[int] | None) -> None:
-                stamps = stamps or [int(time.time() * 1000)] * len(offsets)
-                landed = Landed(topic, p, offsets, stamps)
-                self._acks.queue(self.plugin.commit_records, originals, landed)
-
-        self._appends.add(
+        offsets = self._append_records(
             topic,
             p,
             values,
             keys=None if keys.count(None) == len(keys) else keys,
             timestamps=timestamps,
             headers=headers if any(headers) else None,
-            landing=landing,
         )
+        self._acks.written.add((topic, p))
+        self.metrics.records_written += len(values)
+        self.metrics.log_appends += 1
+        if self._wants_commit_record:
+            stamps = timestamps or [int(time.time() * 1000)] * len(values)
+            self._acks.queue(
+                self.plugin.commit_records, originals, Landed(topic, p, offsets, stamps)
+            )
 
     def _remember_offsets(self, records: list[SourceRecord]) -> None:
         pending = self._pending
@@ -567,7 +574,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 time.monotonic() - self._commits_failing_since,
             )
             self._commits_failing_since = None
-        freeze_long_lived("warm")
+        _freeze_long_lived("warm")
         # Commit step 4
         self.plugin.commit()
 
