@@ -10,9 +10,9 @@ by SnapshotPhase in one process, 2026-11-27).
 
 The protocol:
 
-1. `SET SESSION net_write_timeout` long: the server streams the whole table and waits
-   while we are slow to read (a worker waiting on its log), where the default 60 s
-   would end the snapshot.
+1. `SET SESSION net_write_timeout` to 10 minutes: the server streams the whole table
+   and waits while we are slow to read (a worker waiting on its log), where the
+   default 60 s would end the snapshot.
 2. One unbuffered `SELECT <exprs> FROM t` inside the snapshot's transaction, which
    reads every row exactly once as of the snapshot (no keyset, no order: Debezium
    reads a table the same way); PyMySQL sends it and reads the column definitions.
@@ -53,8 +53,12 @@ from connectors.mysql.text_rows import Rows, ServerError, chunk_bytes, columns, 
 
 __all__ = ["TextRows"]
 
-#: Step 1: a day of the server waiting on us (its maximum is a year)
-_WRITE_TIMEOUT_S = 86_400
+#: Step 1: ten minutes of the server waiting on us (a worker whose log is down that long
+#: fails the snapshot, done again on restart). Not longer: a client gone without a word
+#: (a network cut) leaves the query running as long, holding its table's metadata lock,
+#: on which the next snapshot's FLUSH TABLES WITH READ LOCK would wait, all writes
+#: waiting behind it
+_WRITE_TIMEOUT_S = 600
 _READ_BYTES = 1 << 20
 #: a chunk ends at this many bytes of rows, whatever `snapshot.fetch.size` says: two
 #: chunks ahead of the task of 1 MB rows would otherwise hold 16 GB
