@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -237,7 +238,11 @@ class TextRows:
         with contextlib.suppress(queue.Empty):
             while True:
                 self._queue.get_nowait()
-        self._thread.join(timeout=30)
+        self._thread.join(timeout=1)
+        if self._thread.is_alive() and not self._ended:  # waiting on the server: woken
+            with contextlib.suppress(Exception):
+                self._conn._sock.shutdown(socket.SHUT_RDWR)
+            self._thread.join(timeout=30)
         if not self._ended:  # Step 4: a stream cut short cannot be read on
             with contextlib.suppress(Exception):
                 self._conn._result.unbuffered_active = False

@@ -19,6 +19,7 @@ from connectors.mysql.snapshot_text import TextRows
 from connectors.mysql.tables import read_tables
 from tests.connectors.mysql.helpers import Driver, config, db, run
 from tests.connectors.postgres.helpers import events
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.mysql
 
@@ -216,3 +217,32 @@ def test_a_query_killed_mid_stream_fails_the_snapshot(mysql_url: str) -> None:
             d.poll_until(lambda r: False, 30)
     finally:
         d.stop()
+
+
+def test_a_snapshot_stopped_while_its_select_waits_ends_at_once(mysql_url: str) -> None:
+    """The reader waiting on the server (another session holds the table locked, the
+    SELECT waits): stopping the task wakes it by shutting the socket down."""
+    run(mysql_url, "CREATE TABLE held (id INT PRIMARY KEY)", "INSERT INTO held VALUES (1)")
+    with db(mysql_url) as locker:
+        locker.execute("LOCK TABLES held WRITE")
+        d = Driver(config(mysql_url, snapshot_mode="initial_only", snapshot_locking_mode="none"))
+        try:
+            assert d.poll_once() == []  # the table's reader started, no rows
+            wait_until(
+                lambda: _waiting_select(mysql_url), 10, "the snapshot's SELECT waiting on the lock"
+            )
+            assert d.poll_once() == []
+        finally:
+            began = time.monotonic()
+            d.stop()
+        assert time.monotonic() - began < 10
+        locker.execute("UNLOCK TABLES")
+
+
+def _waiting_select(url: str) -> bool:
+    with db(url) as cur:
+        cur.execute(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+            "WHERE INFO LIKE 'SELECT %%FROM `%%`.`held`' AND STATE LIKE '%%lock%%'"
+        )
+        return cur.fetchone()[0] == 1
