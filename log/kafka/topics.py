@@ -29,6 +29,7 @@ need the admin API and raise AdminUnavailableError without it.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping
 
@@ -163,6 +164,12 @@ class TopicAdmin:
         except confluent_kafka.KafkaException as exc:
             err = exc.args[0] if exc.args else None
             if isinstance(err, confluent_kafka.KafkaError) and err.code() == _EXISTS:
+                # Another client made it first, and the controller says so before this
+                # broker's metadata shows it: callers that tolerate an existing topic
+                # (workers starting side by side on a new cluster, each making the
+                # internal topics) use it at once, so wait until it shows.
+                with contextlib.suppress(KafkaOperationError):
+                    self._wait_for(name, lambda count: count is not None)
                 raise TopicExistsError(name) from None
             raise operation_error(f"create topic {name}", exc) from None
         self._wait_for(name, lambda count: count is not None and count >= partitions)

@@ -62,6 +62,48 @@ def _drain(consumer: Consumer, want: int, timeout_s: float = 10.0) -> list:
     return out
 
 
+def test_logs_making_one_topic_side_by_side_each_use_it_at_once(
+    make: MakeLog, request: pytest.FixtureRequest
+) -> None:
+    """Workers starting together on a new cluster each make the internal topics and
+    tolerate another having made one first (connect.storage.table.LogTable): the one
+    refused must find the topic at once. On the real broker the refusal came before
+    the broker's metadata showed the topic, and a worker exited with "topic
+    'connect-configs' does not exist" (three distributed workers started at once)."""
+    logs = [make() for _ in range(3)]
+    for log in logs:
+        log.list_topics()  # each client's metadata from before the topic exists
+    go = threading.Barrier(len(logs))
+    outcomes: list[object] = [None] * len(logs)
+
+    def create(i: int) -> None:
+        go.wait()
+        try:
+            logs[i].create_topic("connect-configs", 1, config={"cleanup.policy": "compact"})
+            outcomes[i] = "made"
+        except TopicExistsError:
+            outcomes[i] = "existed"
+        try:
+            outcomes[i] = (outcomes[i], logs[i].partition_count("connect-configs"))
+        except Exception as exc:  # the failure this test is about
+            outcomes[i] = (outcomes[i], repr(exc))
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(len(logs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert all(isinstance(o, tuple) and isinstance(o[1], int) for o in outcomes), outcomes
+    if request.node.callspec.params["make"] == "kafka":
+        # The mock has no admin API: each log's metadata request auto-creates the
+        # topic, so more than one may say it made it, and the registry's count
+        # follows the first record of it.
+        assert "made" in [o[0] for o in outcomes], outcomes
+        return
+    assert sorted(o[0] for o in outcomes) == ["existed", "existed", "made"], outcomes
+    assert [o[1] for o in outcomes] == [1, 1, 1], outcomes
+
+
 def test_implements_the_log_protocol(log: Log) -> None:
     assert isinstance(log, Log)
 
