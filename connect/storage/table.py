@@ -103,7 +103,7 @@ class LogTable:
         count = self._log.partition_count(self.topic)
         with self._lock:
             self._apply = apply
-            self._positions = [self._log.earliest_offset(self.topic, p) for p in range(count)]
+            self._positions = [0] * count  # refresh starts at each log start
             self.refresh()
 
     def refresh(self, partitions: Iterable[int] | None = None) -> None:
@@ -111,11 +111,11 @@ class LogTable:
         `partitions` only (a write's own: see `write`)."""
         with self._lock:
             assert self._apply is not None, "start() first"
-            chosen = range(len(self._positions)) if partitions is None else partitions
+            chosen = list(range(len(self._positions)) if partitions is None else partitions)
+            ranges = self._ranges(chosen)
             for p in chosen:
-                position = self._positions[p]
-                end = self._log.latest_offset(self.topic, p)
-                position = max(position, self._log.earliest_offset(self.topic, p))
+                earliest, end = ranges[p]
+                position = max(self._positions[p], earliest)
                 while position < end:
                     records = self._read(p, position)
                     for rec in records:
@@ -134,6 +134,22 @@ class LogTable:
                     position = after
                 self._positions[p] = position
 
+    def _ranges(self, partitions: list[int]) -> dict[int, tuple[int, int]]:
+        """(earliest, latest) of each partition: in one round where the log can
+        (KafkaLog.offset_ranges: one ListOffsets request each for the earliest and the
+        latest offsets of all of them; one watermarks request for a single partition),
+        else one partition at a time. Why: on Kafka a partition's look was otherwise a
+        consumer and two requests of its own, and the offsets topic's 25 partitions
+        took about 3 s of a worker's start."""
+        batched = getattr(self._log, "offset_ranges", None)
+        if batched is not None:
+            return batched(self.topic, partitions)
+        out = {}
+        for p in partitions:
+            end = self._log.latest_offset(self.topic, p)  # the end first, as always
+            out[p] = (self._log.earliest_offset(self.topic, p), end)
+        return out
+
     def _read(self, p: int, position: int) -> list:
         if self._isolation == "read_uncommitted":  # the log's default: no extra argument
             return self._log.read(self.topic, p, position, max_bytes=4 << 20)
@@ -145,11 +161,8 @@ class LogTable:
         """The partitions whose replay has not reached their log end offset yet (with
         read_committed: held back by an open transaction), after a refresh."""
         self.refresh()
-        return [
-            p
-            for p, position in enumerate(self._positions)
-            if position < self._log.latest_offset(self.topic, p)
-        ]
+        ranges = self._ranges(list(range(len(self._positions))))
+        return [p for p, position in enumerate(self._positions) if position < ranges[p][1]]
 
     def write(self, items: list[tuple[bytes, bytes | None]], headers: Headers = ()) -> None:
         if not items:

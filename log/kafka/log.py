@@ -50,7 +50,7 @@ from log.errors import (
 from log.kafka.clients import ClientConfig, operation_error, probe_cluster
 from log.kafka.errors import AdminUnavailableError
 from log.kafka.groups import GroupOffsets, KafkaGroupMember
-from log.kafka.reader import ReaderPool
+from log.kafka.reader import ReaderPool, offset_ranges
 from log.kafka.registry import REGISTRY_TOPIC, TopicRegistry
 from log.kafka.topics import TopicAdmin
 from log.kafka.transactions import KafkaTransactionalProducer
@@ -397,6 +397,33 @@ class KafkaLog:
         self._check_open()
         self._check_partition(topic, partition)
         return self._watermarks(topic, partition)[1]
+
+    def offset_ranges(
+        self, topic: str, partitions: Sequence[int] | None = None
+    ) -> dict[int, tuple[int, int]]:
+        """(earliest, latest) of each of `partitions` (default: all) in one ListOffsets
+        round where the cluster has the admin API, else (and for any partition the
+        round did not answer) one partition at a time (`log.kafka.reader`). Why: a
+        table replays many partitions at once (a worker's start, `LogTable.refresh`)."""
+        self._check_open()
+        count = self.partition_count(topic)
+        chosen = list(range(count) if partitions is None else partitions)
+        for p in chosen:
+            if not isinstance(p, int) or not 0 <= p < count:
+                self._check_partition(topic, p)  # grown meanwhile, or unknown
+        found: dict[int, tuple[int, int]] = {}
+        if self.cluster.has_admin and len(chosen) > 1:  # one: one watermarks request
+            found = offset_ranges(
+                self._admin_client,
+                topic,
+                chosen,
+                timeout_s=self._config.timeout_s,
+                closed=lambda: self._closed,
+            )
+        for p in chosen:
+            if p not in found:
+                found[p] = self._watermarks(topic, p)
+        return found
 
     def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
         """The first offset whose timestamp is ≥ `timestamp_ms` (Kafka's ListOffsets),

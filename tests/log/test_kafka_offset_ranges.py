@@ -1,0 +1,62 @@
+"""KafkaLog.offset_ranges and the LogTable replays that use it (log.kafka.reader).
+
+On the real broker the earliest and latest offsets of a topic's partitions come from
+one ListOffsets round, so a table replays a 25-partition topic with a consumer only
+for the partitions that hold records (a worker's start made 25 before); on the mock
+(no admin API) the answers come one partition at a time and must be the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from connect.storage import LogTable
+from log.kafka import KafkaLog
+
+MakeKafkaLog = Callable[..., KafkaLog]
+
+
+@pytest.fixture(params=["mock", "broker"])
+def make(request: pytest.FixtureRequest) -> MakeKafkaLog:
+    if request.param == "broker":
+        return request.getfixturevalue("make_broker_log")
+    return request.getfixturevalue("make_kafka_log")
+
+
+def test_offset_ranges_equal_each_partitions_watermarks(make: MakeKafkaLog) -> None:
+    log = make()
+    log.create_topic("ranges", 3)
+    log.append("ranges", 0, [b"a", b"b"])
+    log.append("ranges", 2, [b"c"])
+    ranges = log.offset_ranges("ranges")
+    assert ranges == {0: (0, 2), 1: (0, 0), 2: (0, 1)}
+    assert ranges == {
+        p: (log.earliest_offset("ranges", p), log.latest_offset("ranges", p)) for p in range(3)
+    }
+    assert log.offset_ranges("ranges", [2]) == {2: (0, 1)}
+
+
+def test_a_table_of_many_partitions_replays_with_readers_only_where_records_are(
+    make_broker_log: MakeKafkaLog,
+) -> None:
+    writer, reader = make_broker_log(), make_broker_log()
+    written = LogTable(writer, "offsets", partitions=25)
+    seen: dict[bytes, bytes | None] = {}
+    written.start(lambda k, v: None)
+    items = [(b"key-%d" % i, b"value-%d" % i) for i in range(3)]
+    written.write(items)
+    replayed = LogTable(reader, "offsets", partitions=25)
+    replayed.start(lambda k, v: seen.__setitem__(k, v))
+    assert seen == dict(items)
+    # Without the batched offsets every partition's look opened a consumer.
+    holding = {p for p, n in writer.offset_ranges("offsets").items() if n[1] > 0}
+    opened = {p for topic, p in reader._readers._readers if topic == "offsets"}
+    assert opened == holding and len(holding) <= 3
+    # Another process's write is found by a whole refresh, and `behind` agrees.
+    writer_items = [(b"key-9", b"later")]
+    written.write(writer_items)
+    replayed.refresh()
+    assert seen[b"key-9"] == b"later"
+    assert replayed.behind() == []
