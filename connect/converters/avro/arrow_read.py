@@ -11,11 +11,17 @@ layout is in `arrow_write`'s docstring), so all rows can be read a field at a ti
    tombstones, skipped) make one run.
 2. `decode` keeps each row's read position in one numpy array and, field by field,
    reads the union branch index, the varint, the fixed bytes or the length of every
-   row at once, then advances the positions. A varint is read a byte at a time over
-   the rows that still have a continuation bit, so its cost follows its length.
+   row at once, then advances the positions. Fixed-width reads (a header's schema id,
+   a float, a decimal's last 8 bytes, a varint's first 8) gather each row's bytes in
+   one go through an unaligned strided view of the buffer (`_gather`), not a row of
+   byte indices per row. A varint of up to 8 bytes (values below 2**56: nearly all)
+   is decoded from its row's 8-byte word with a handful of whole-column integer
+   operations, whatever its length; only the rows with a longer one are read a byte
+   at a time.
 3. Strings and bytes are cut out of the buffer with Arrow's `take` over a binary array
    whose offsets alternate value start and value end (so the even elements are the
-   values and the odd ones the bytes between them): one memcpy per value in C++.
+   values and the odd ones the bytes between them): one memcpy per value in C++; a
+   column without nulls is that array itself, its offsets made by the `take`.
 
 The batch is the one `batch_from_values(schema, values)` builds from the values
 `AvroConverter.to_connect_batch` reads. `decode` answers None where the record path
@@ -119,8 +125,7 @@ def _headers(blob: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray
     m = len(starts)
     if m and buf[starts].any():
         return None  # a magic byte other than 0
-    head = buf[starts[:, None] + np.arange(1, HEADER_SIZE)].astype(np.int64)
-    ids = (head[:, 0] << 24) | (head[:, 1] << 16) | (head[:, 2] << 8) | head[:, 3]
+    ids = _gather(blob, ">u4", starts + 1).astype(np.int64)
     return Framing(blob, buf, starts, ends, ids, rows)
 
 
@@ -137,7 +142,7 @@ def decode(
     for slot in slots:
         valid = at = None
         if slot.null_byte is not None:
-            got = _varint(buf, pos)
+            got = _varint(buf, pos, blob)
             if got is None:
                 return None
             branch, width = got
@@ -170,9 +175,75 @@ def decode(
 # ---------------------------------------------------------------- fields
 
 
-def _varint(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _gather(blob: bytes, dtype: str, at: np.ndarray) -> np.ndarray:
+    """The values of `dtype` that start at the byte positions `at` of `blob`: one
+    gather through a view with a stride of one byte (numpy reads it unaligned)."""
+    size = np.dtype(dtype).itemsize
+    view = np.ndarray((len(blob) - size + 1,), dtype, buffer=blob, strides=(1,))
+    return view[at]
+
+
+_HIGH = np.uint64(0x8080808080808080)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+# Masks and shifts that pack the 7-bit groups of a word: bytes into 14-bit pairs,
+# pairs into 28-bit quads, quads into the 56-bit value.
+_PACK = tuple(
+    (np.uint64(keep), np.uint64(move), np.uint64(shift))
+    for keep, move, shift in (
+        (0x007F007F007F007F, 0x7F007F007F007F00, 1),
+        (0x00003FFF00003FFF, 0x3FFF00003FFF0000, 2),
+        (0x000000000FFFFFFF, 0x0FFFFFFF00000000, 4),
+    )
+)
+_ONE = np.uint64(1)
+
+
+def _varint(
+    buf: np.ndarray, at: np.ndarray, blob: bytes
+) -> tuple[np.ndarray, np.ndarray] | None:
     """The unsigned base-128 varints at `at` and their lengths, or None for one of more
-    than 10 bytes or past 64 bits (fastavro's reader keeps 64 bits)."""
+    than 10 bytes or past 64 bits (fastavro's reader keeps 64 bits).
+
+    A row whose first byte has no continuation bit is done; the others read their
+    first 8 bytes as one little-endian word (`_varint_words`): the lowest byte without
+    a continuation bit ends the varint (`stop`'s lowest set bit, 8 * length - 1), the
+    bytes above it are masked off and the 7-bit groups packed together. Rows whose 8
+    bytes all continue (a varint of 9 or 10 bytes, or malformed) go to `_varint_bytes`."""
+    first = buf[at]
+    more = np.flatnonzero(first & 0x80)
+    if more.size == 0:  # all one byte: a string's length, a small int, a branch index
+        return first.astype(np.uint64), np.ones(len(at), np.int64)
+    if more.size == len(at):
+        z, width = _varint_words(blob, at)
+    else:
+        z, width = first.astype(np.uint64), np.ones(len(at), np.int64)
+        z[more], width[more] = _varint_words(blob, at[more])
+    long = np.flatnonzero(width == 0)
+    if long.size:
+        got = _varint_bytes(buf, at[long])
+        if got is None:
+            return None
+        z[long], width[long] = got
+    return z, width
+
+
+def _varint_words(blob: bytes, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The varints at `at` read from each row's 8-byte word (the lengths 0 where no
+    byte of the 8 ends it)."""
+    word = _gather(blob, "<u8", at)
+    stop = ~word & _HIGH
+    lowest = stop & (~stop + _ONE)
+    # A power of two 2**e is 0.5 * 2**(e + 1): frexp's exponent // 8 is the length
+    # (0 where no byte stops the varint).
+    width = (np.frexp(lowest.astype(np.float64))[1] >> 3).astype(np.int64)
+    z = word & ((lowest << _ONE) - _ONE) & _LOW7
+    for keep, move, shift in _PACK:
+        z = (z & keep) | ((z & move) >> shift)
+    return z, width
+
+
+def _varint_bytes(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_varint` a byte at a time over the rows that still have a continuation bit."""
     first = buf[at]
     z = (first & 0x7F).astype(np.uint64)
     width = np.ones(len(at), np.int64)
@@ -215,7 +286,7 @@ Read = tuple[pa.Array, np.ndarray] | None
 def _ints(
     slot: Slot, buf: np.ndarray, blob: bytes, at: np.ndarray, n: int, rows: np.ndarray | None
 ) -> Read:
-    got = _varint(buf, at)
+    got = _varint(buf, at, blob)
     if got is None:
         return None
     z, width = got
@@ -235,14 +306,13 @@ def _fixed(
         bits = pa.py_buffer(np.packbits(values, bitorder="little"))
         return pa.Array.from_buffers(pa.bool_(), n, [None, bits]), at + 1
     width = 4 if slot.kind == "float" else 8
-    raw = np.ascontiguousarray(buf[at[:, None] + np.arange(width)])
     if width == 4:
         # fastavro reads a C float into a Python float (a double); Arrow writes that
         # back as a float: a signalling NaN comes out quiet, as here.
         with np.errstate(invalid="ignore"):
-            values = raw.view("<f4").ravel().astype(np.float64).astype("<f4")
+            values = _gather(blob, "<f4", at).astype(np.float64).astype("<f4")
     else:
-        values = raw.view("<f8").ravel()
+        values = _gather(blob, "<u8", at).view("<f8")  # the bits as they are
     values = _scatter(values, n, rows)
     return pa.Array.from_buffers(slot.arrow, n, [None, pa.py_buffer(values)]), at + width
 
@@ -250,7 +320,7 @@ def _fixed(
 def _strings(
     slot: Slot, buf: np.ndarray, blob: bytes, at: np.ndarray, n: int, rows: np.ndarray | None
 ) -> Read:
-    got = _varint(buf, at)
+    got = _varint(buf, at, blob)
     if got is None:
         return None
     z, width = got
@@ -261,13 +331,18 @@ def _strings(
     after = begins + lengths
     if after.size and int(after.max()) > len(blob) - len(_PAD):
         return None  # past the last message (decode's check covers the others)
-    full = _scatter(lengths, n, rows)
-    data = _cut(blob, begins, after)
-    offsets = np.zeros(n + 1, np.int32)
-    if full.size and int(full.sum()) >= 2**31:
-        return None
-    np.cumsum(full, out=offsets[1:])
-    array = pa.Array.from_buffers(slot.arrow, n, [None, pa.py_buffer(offsets), data])
+    taken = _cut(blob, begins, after)
+    if rows is None and taken.type == pa.binary():
+        array = taken.view(slot.arrow)  # its offsets are the column's: no copy, no sum
+    else:
+        full = _scatter(lengths, n, rows)
+        offsets = np.zeros(n + 1, np.int32)
+        if full.size and int(full.sum()) >= 2**31:
+            return None
+        np.cumsum(full, out=offsets[1:])
+        first = np.frombuffer(taken.buffers()[1], _OFFSETS[taken.type], 1, taken.offset)
+        data = taken.buffers()[2].slice(int(first[0]))
+        array = pa.Array.from_buffers(slot.arrow, n, [None, pa.py_buffer(offsets), data])
     if slot.kind == "string":
         try:
             array.validate(full=True)  # fastavro decodes strictly
@@ -276,13 +351,17 @@ def _strings(
     return array, after
 
 
-def _cut(blob: bytes, begins: np.ndarray, after: np.ndarray) -> pa.Buffer:
-    """The bytes [begins[i], after[i]) of `blob`, end to end. The spans are in order
-    and do not overlap, so one binary array over the whole blob, with offsets
-    alternating begin and end, holds the spans at its even positions."""
+_OFFSETS = {pa.binary(): np.int32, pa.large_binary(): np.int64}
+
+
+def _cut(blob: bytes, begins: np.ndarray, after: np.ndarray) -> pa.Array:
+    """The bytes [begins[i], after[i]) of `blob` as a binary array (large past 2 GiB).
+    The spans are in order and do not overlap, so one binary array over the whole
+    blob, with offsets alternating begin and end, holds the spans at its even
+    positions: Arrow's `take` of those copies each with one memcpy."""
     k = len(begins)
     if k == 0:
-        return pa.py_buffer(b"")
+        return pa.array([], pa.binary())
     large = len(blob) >= 2**31
     bounds = np.empty(2 * k, np.int64 if large else np.int32)
     bounds[0::2] = begins
@@ -292,15 +371,13 @@ def _cut(blob: bytes, begins: np.ndarray, after: np.ndarray) -> pa.Buffer:
         2 * k - 1,
         [None, pa.py_buffer(bounds), pa.py_buffer(blob)],
     )
-    taken = spans.take(pa.array(np.arange(0, 2 * k - 1, 2)))
-    first = np.frombuffer(taken.buffers()[1], bounds.dtype, count=1, offset=taken.offset)
-    return taken.buffers()[2].slice(int(first[0]))
+    return spans.take(pa.array(np.arange(0, 2 * k - 1, 2)))
 
 
 def _decimals(
     slot: Slot, buf: np.ndarray, blob: bytes, at: np.ndarray, n: int, rows: np.ndarray | None
 ) -> Read:
-    got = _varint(buf, at)
+    got = _varint(buf, at, blob)
     if got is None:
         return None
     z, width = got
@@ -313,9 +390,8 @@ def _decimals(
     if bound < 2**63 and (not lengths.size or int(lengths.max()) <= 8):
         # Fits 64 bits (precision ≤ 18, the usual): the 8 bytes that end where the
         # value ends, as a big-endian int64, shifted left and back to sign-extend.
-        raw = buf[after[:, None] - 8 + np.arange(8)]
         shift = (8 * (8 - np.maximum(lengths, 1))).astype(np.int64)
-        x = (raw.view(">i8").ravel().astype(np.int64) << shift) >> shift
+        x = (_gather(blob, ">i8", after - 8).astype(np.int64) << shift) >> shift
         x[lengths == 0] = 0  # no bytes: 0, as int.from_bytes(b"") is
         if x.size and int(np.abs(x).view(np.uint64).max()) >= bound:
             return None  # fastavro rounds to the precision; Arrow refuses the digits

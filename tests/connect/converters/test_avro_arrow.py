@@ -671,3 +671,26 @@ def test_a_null_slot_that_spans_bytes_is_still_null(scope: str, arrow: pa.DataTy
     record = Schema.struct([("v", field)], name="com.acme.Spans")
     batch = pa.RecordBatch.from_arrays([column], names=["v"])
     assert_round_trip(make(scope), record, batch)
+
+
+def test_varints_of_every_length_read_as_the_record_path_reads_them(scope: str) -> None:
+    """A column mixing varints of 1 to 10 bytes, each at the edges of its length, and
+    padded encodings (continuation bytes of zeros, which fastavro accepts): the rows
+    read from an 8-byte word, the one-byte rows, and the 9- and 10-byte ones read a
+    byte at a time all come out as the record path reads them."""
+    edges = [v for k in range(1, 10) for v in (2 ** (7 * k) - 1, 2 ** (7 * k))]
+    values = [0, 1, -1, 2**63 - 1, -(2**63)] + [s * (e >> 1) for e in edges for s in (1, -1)]
+    record, batch = single(INT64_SCHEMA, values, name="n")
+    c = make(scope)
+    messages = assert_round_trip(c, record, batch)
+    header = messages[0][:5]
+    # 5 (zig-zag 10) padded to 2..10 bytes: 0x8a, then 0x80s, then 0x00.
+    padded = [header + b"\x8a" + b"\x80" * (k - 2) + b"\x00" for k in range(2, 11)]
+    mixed = [m for pair in zip(messages, padded, strict=False) for m in pair] + messages
+    runs = c.to_arrow(TOPIC, mixed)
+    assert runs is not None, "to_arrow left valid varints to the record path"
+    _, want = record_path_batch(c, mixed)
+    (_, got, rows) = runs[0]
+    assert got.column(0).to_pylist() == want.column(0).to_pylist()
+    assert got.column(0).to_pylist()[1:18:2] == [5] * 9
+    assert rows.tolist() == list(range(len(mixed)))
