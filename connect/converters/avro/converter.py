@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from io import BytesIO
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 import pyarrow as pa
@@ -17,6 +17,13 @@ from connect.api.errors import ConfigError, DataError
 from connect.api.headers import Headers
 from connect.api.plugins import Converter, SchemaAndValue
 from connect.converters._batch import pairs
+
+# The columnar paths' modules are imported with the converter, not on its first batch
+# (a sink's first poll): they add a few ms to pyarrow, which this module imports anyway.
+from connect.converters.avro.arrow_read import decode as decode_columns
+from connect.converters.avro.arrow_read import frame
+from connect.converters.avro.arrow_write import Slot, plan_fields
+from connect.converters.avro.arrow_write import encode as encode_columns
 from connect.converters.avro.client import (
     CachedSchemaRegistryClient,
     RegistryClientError,
@@ -43,9 +50,6 @@ from connect.converters.avro.schema_read import to_connect
 from connect.converters.avro.strategies import SubjectNameStrategy, strategy_named
 from connect.converters.avro.values import Codec, compile_decoder, compile_encoder
 from connect.converters.errors import FROM_BYTES, TO_BYTES, ConversionError
-
-if TYPE_CHECKING:  # numpy and pyarrow load only with the columnar paths
-    from connect.converters.avro.arrow_write import Slot
 
 __all__ = ["AvroConverter"]
 
@@ -319,8 +323,6 @@ class AvroConverter(Converter):
             writer = self._writer(topic, schema)
         except (DataError, ValueError, TypeError, KeyError) as exc:
             raise ConversionError(topic, _reason(exc), direction=TO_BYTES) from exc
-        from connect.converters.avro.arrow_write import encode as encode_columns
-        from connect.converters.avro.arrow_write import plan_fields
 
         known = self._arrow_writers.get(id(writer))
         if known is None or known[0] is not writer:
@@ -443,9 +445,6 @@ class AvroConverter(Converter):
         (`arrow_read`), each the batch `batch_from_values` makes of what
         `to_connect_batch` reads; None when a message is malformed, its schema id
         unknown, or its schema one that module leaves to the record path."""
-        from connect.converters.avro.arrow_read import decode as decode_columns
-        from connect.converters.avro.arrow_read import frame
-        from connect.converters.avro.arrow_write import plan_fields
 
         framing = frame(data)
         if framing is None:
