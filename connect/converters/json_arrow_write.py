@@ -36,8 +36,10 @@ the mapping's, a type with no column writer here (arrays, maps) or a decimal too
 for the decimal context's precision (the record path rounds it) make the whole batch
 answer None, and the runtime then goes record by record, which also names the bad
 record. Rows are assembled by one `binary_join_element_wise` over the field texts and
-the constant pieces (the envelope's prefix, `{"name":`, the quotes of strings that
-cannot be null, `}`), neighbouring constants merged first.
+the constant pieces (`{"name":`, the quotes of strings that cannot be null, `}`, and
+in batches of 1,024 rows or more the text of a column holding one value throughout,
+such as a CDC envelope's `source` block and `op`), neighbouring constants merged first;
+the schema envelope's prefix is put before each row's bytes last.
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ _B64 = np.frombuffer(
 )
 _SHIFTS = np.array([18, 12, 6, 0], dtype=np.uint32)
 _BIT_LENGTH = np.array([int(b).bit_length() for b in range(256)], dtype=np.int64)
+#: The fewest rows for which a column is looked at for one constant value (`_constant`).
+_CONSTANT_MIN_ROWS = 1024
 _FLOAT_PARTS = r"^(?P<sign>-?)(?P<int>[0-9]+)(?:\.(?P<frac>[0-9]+))?(?:e\+?(?P<exp>-?[0-9]+))?$"
 
 
@@ -129,8 +133,14 @@ def compile_arrow_writer(
             pieces = struct.row_pieces(list(batch.columns))
         except _Refuse:
             return None
-        ends = [prefix.decode("utf-8"), *pieces, suffix.decode("utf-8")]
-        return _join(ends, n).cast(pa.binary()).to_pylist()
+        payloads = _join([*pieces, suffix.decode("utf-8")], n).cast(pa.binary()).to_pylist()
+        if not prefix:
+            return payloads
+        # Why the schema prefix is added here and not in the join: it is most of a
+        # message (a CDC envelope's schema: ~3 KB against a payload of a few hundred
+        # bytes), and joined by Arrow it was copied twice per row, once into the
+        # joined array and once into each bytes object.
+        return list(map(prefix.__add__, payloads))
 
     return write
 
@@ -176,6 +186,9 @@ class _Column:
         self.expected: pa.DataType = arrow_type(schema)
         self.write: _ColumnWriter
         name, t = schema.name, schema.type
+        # Why not floats: Arrow's equality holds 0.0 and -0.0 equal, which print apart;
+        # nor structs: their fields are looked at one by one.
+        self.constant_ok = t not in (Type.FLOAT32, Type.FLOAT64, Type.STRUCT)
         if name == Decimal.LOGICAL_NAME:
             scale = Decimal.scale(schema)
             if scale < 0:
@@ -215,6 +228,9 @@ class _Column:
         if not self.accepts(column.type):
             raise _Refuse
         if column.null_count == 0:
+            if self.constant_ok and _constant(column):
+                # one value's text, merged into the constant pieces around it
+                return [_join(self.write(column.slice(0, 1)), 1).to_pylist()[0]]
             return self.write(column)
         if self.null_text is None:
             raise _Refuse  # a null in a required field: the record path says where
@@ -229,6 +245,21 @@ class _Column:
             return [pc.replace_with_mask(blank, valid, present)]
         text = _join(self.write(column), len(column))
         return [pc.if_else(valid, text, self.null_text)]
+
+
+def _constant(column: pa.Array) -> bool:
+    """Whether every row holds the first row's value (no nulls): a batch's constant
+    fields, such as a CDC envelope's `source` block, `op` and times, which then cost
+    one value's text instead of a cast and a join per row. The last row is compared
+    first, so a column that varies almost always costs two scalars, not a pass. Below
+    `_CONSTANT_MIN_ROWS` the look (~25 us for a constant column) costs what it saves."""
+    n = len(column)
+    if n < _CONSTANT_MIN_ROWS:
+        return False
+    first = column[0]
+    if not first.equals(column[n - 1]):
+        return False
+    return bool(pc.all(pc.equal(column, first)).as_py())
 
 
 class _StructWriter:

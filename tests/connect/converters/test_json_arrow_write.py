@@ -307,3 +307,48 @@ def test_a_decimal_longer_than_the_context_is_written_exactly() -> None:
     got = _converter().from_arrow("t", schema, batch)
     assert got is not None and got == _record_path(_converter(), schema, batch)
     assert _converter().to_connect_data("t", got[0]).value.get("d") == big
+
+
+@pytest.mark.parametrize("configs", CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
+def test_columns_of_one_value_are_written_as_the_record_path_writes_them(
+    configs: dict[str, Any],
+) -> None:
+    """A batch long enough for the constant-column path (a CDC envelope's `source`
+    block and `op`): columns of one value of every kind, a column whose first and last
+    rows agree and one in the middle does not, and floats 0.0 and -0.0 (equal to Arrow,
+    printed apart), each compared with the record path, also from a sliced batch."""
+    from connect.converters.json_arrow_write import _CONSTANT_MIN_ROWS
+
+    n = _CONSTANT_MIN_ROWS + 2
+    middle = [7] * n
+    middle[n // 2] = 8
+    inner = Schema.struct([("x", Schema(Type.INT32)), ("s", Schema(Type.STRING))])
+    fields: list[tuple[str, Schema, pa.Array]] = [
+        ("i8", Schema(Type.INT8), pa.array([-3] * n, pa.int8())),
+        ("i64", Schema(Type.INT64), pa.array([2**62] * n, pa.int64())),
+        ("mid", Schema(Type.INT32), pa.array(middle, pa.int32())),
+        ("s", Schema(Type.STRING), pa.array(['q"\\\n\x01é'] * n)),
+        ("empty", Schema(Type.STRING), pa.array([""] * n)),
+        ("b", Schema(Type.BYTES), pa.array([b"\x00\xffab"] * n)),
+        ("ok", Schema(Type.BOOLEAN), pa.array([True] * n)),
+        ("z", Schema(Type.FLOAT64), pa.array([0.0] + [-0.0] * (n - 2) + [0.0])),
+        ("dec", Decimal.schema(2, precision=12), pa.array([decimal.Decimal("-1.25")] * n)),
+        ("day", Date.schema(), pa.array([19000] * n, pa.int32())),
+        ("ms", Time.schema(), pa.array([1234] * n, pa.int32())),
+        ("at", Timestamp.schema(), pa.array([1_700_000_000_123] * n, TIMESTAMP)),
+        (
+            "inner",
+            inner,
+            pa.StructArray.from_arrays(
+                [pa.array([1] * n, pa.int32()), pa.array(["v"] * n)], names=["x", "s"]
+            ),
+        ),
+    ]
+    schema = Schema.struct([(name, s) for name, s, _ in fields], name="row")
+    batch = pa.RecordBatch.from_arrays([a for *_, a in fields], schema=schema_of(schema))
+    converter = _converter(**configs)
+    for part in (batch, batch.slice(1)):
+        got = converter.from_arrow("t", schema, part)
+        assert got is not None
+        assert got == _record_path(converter, schema, part)
+    assert b'"z":-0.0' in got[0] and b'"mid":8' in got[n // 2 - 1]
