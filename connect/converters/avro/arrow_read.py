@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from connect.converters.avro.arrow_write import BOUNDS, INT_KINDS, Slot
 
@@ -271,6 +272,13 @@ def _unzigzag(z: np.ndarray) -> np.ndarray:
     return (z >> np.uint64(1)).view(np.int64) ^ -(z & np.uint64(1)).view(np.int64)
 
 
+def _lengths(z: np.ndarray) -> np.ndarray | None:
+    """The zig-zag varints `z` as lengths, None when one is negative (odd)."""
+    if (z & _ONE).any():
+        return None
+    return (z >> _ONE).view(np.int64)
+
+
 def _scatter(values: np.ndarray, n: int, at: np.ndarray | None) -> np.ndarray:
     """`values` of the rows `at` (all rows: None) spread over `n` rows, zeros between."""
     if at is None:
@@ -329,10 +337,10 @@ def _strings(
     if got is None:
         return None
     z, width = got
-    lengths = _unzigzag(z)
-    begins = at + width
-    if lengths.size and int(lengths.min()) < 0:
+    lengths = _lengths(z)
+    if lengths is None:
         return None
+    begins = at + width
     after = begins + lengths
     if after.size and int(after.max()) > len(blob) - len(_PAD):
         return None  # past the last message (decode's check covers the others)
@@ -376,7 +384,8 @@ def _cut(blob: bytes, begins: np.ndarray, after: np.ndarray) -> pa.Array:
         2 * k - 1,
         [None, pa.py_buffer(bounds), pa.py_buffer(blob)],
     )
-    return spans.take(pa.array(np.arange(0, 2 * k - 1, 2)))
+    evens = pa.array(np.arange(0, 2 * k - 1, 2, dtype=np.int32 if not large else np.int64))
+    return pc.take(spans, evens, boundscheck=False)  # in range by construction
 
 
 def _decimals(
@@ -386,8 +395,8 @@ def _decimals(
     if got is None:
         return None
     z, width = got
-    lengths = _unzigzag(z)
-    if lengths.size and (int(lengths.min()) < 0 or int(lengths.max()) > 16):
+    lengths = _lengths(z)
+    if lengths is None or (lengths.size and int(lengths.max()) > 16):
         return None  # more than decimal128 holds (or malformed)
     begins = at + width
     after = begins + lengths
