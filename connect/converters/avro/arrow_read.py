@@ -237,15 +237,27 @@ def _varint_words(blob: bytes, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The varints at `at` read from each row's 8-byte word (the lengths 0 where no
     byte of the 8 ends it)."""
     word = _gather(blob, "<u8", at)
-    stop = ~word & _HIGH
-    lowest = stop & (~stop + _ONE)
+    # In place: each step is a pass over the column, not a new array.
+    stop = np.invert(word)
+    stop &= _HIGH
+    lowest = np.negative(stop)  # two's complement: the lowest set bit survives the &
+    lowest &= stop
+    mask = lowest << _ONE
+    mask -= _ONE
+    mask &= _LOW7
+    word &= mask
+    moved = np.empty_like(word)
+    for keep, move, shift in _PACK:
+        np.bitwise_and(word, move, out=moved)
+        moved >>= shift
+        word &= keep
+        word |= moved
     # `lowest` >> 7 is 256**(length - 1): times _LENGTHS (bytes 8, 7, ..., 1 from the
     # low end) it moves byte 8 - length, the length, to the top (0 where no byte stops).
-    width = ((lowest >> _SEVEN) * _LENGTHS >> _TOP).view(np.int64)
-    z = word & ((lowest << _ONE) - _ONE) & _LOW7
-    for keep, move, shift in _PACK:
-        z = (z & keep) | ((z & move) >> shift)
-    return z, width
+    lowest >>= _SEVEN
+    lowest *= _LENGTHS
+    lowest >>= _TOP
+    return word, lowest.view(np.int64)
 
 
 def _varint_bytes(buf: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
