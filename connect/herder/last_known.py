@@ -80,12 +80,16 @@ class LastKnown:
 
     def refresh_status(self) -> bool:
         """Bring the status store up to the log's end if the log answers; whether it
-        did (False: the store holds the last known states)."""
-        return self._attempt(self._refresh_status) is not None
+        did (False: the store holds the last known states). The ticket is taken before
+        waiting for another reader's refresh, so that readers queued behind one share
+        the next (connect.storage.status)."""
+        ticket = self._status.ticket()
 
-    def _refresh_status(self) -> bool:
-        self._status.refresh()
-        return True
+        def refresh() -> bool:
+            self._status.refresh(ticket)
+            return True
+
+        return self._attempt(refresh) is not None
 
     def put_status(self, status: Status) -> None:
         """Write a state the worker reported. While the log is away, a stop's UNASSIGNED

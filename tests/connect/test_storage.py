@@ -4,6 +4,7 @@ log-backed ones must also survive a restart and see other writers' records."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -20,6 +21,7 @@ from connect.storage import (
     partition_key,
 )
 from log import FileLog
+from tests.waiting import wait_until
 
 
 @pytest.fixture(params=["memory", "log"])
@@ -236,3 +238,50 @@ def _offsets_partition(connector: str, partition: dict) -> int:
     from log import partition_for_key
 
     return partition_for_key(partition_key(connector, partition), 25)
+
+
+def test_status_reads_that_arrive_together_share_one_refresh(make_log) -> None:
+    """Readers that arrive while a refresh runs share the next one (one look at the
+    topic, not one each), and it still shows them a status written before they
+    arrived; a reader that arrived before a refresh began is served by it."""
+    looks: list[int] = []
+    held = threading.Event()
+    release = threading.Event()
+
+    class Held(LogTable):
+        def refresh(self, partitions=None) -> None:
+            super().refresh(partitions)
+            if partitions is None and held.is_set():
+                looks.append(1)
+                if len(looks) == 1:
+                    assert release.wait(30), "never released"
+
+    log = make_log()
+    reader = StatusStore(Held(log, "connect-status"))
+    writer = StatusStore(LogTable(make_log(log.directory), "connect-status"))
+    reader.start()
+    writer.start()
+    held.set()
+    early = reader.ticket()
+    first = threading.Thread(target=reader.refresh)
+    first.start()
+    wait_until(lambda: looks, 30, "the first refresh has read the topic")
+    writer.put(Status("c", None, State.RUNNING, "wb"))  # after that read
+    seen: list[State | None] = []
+
+    def read(ticket: int) -> None:
+        reader.refresh(ticket)
+        status = reader.connector("c")
+        seen.append(None if status is None else status.state)
+
+    late = [threading.Thread(target=read, args=(reader.ticket(),)) for _ in range(5)]
+    for thread in late:
+        thread.start()
+    release.set()
+    for thread in [first, *late]:
+        thread.join(30)
+        assert not thread.is_alive()
+    assert seen == [State.RUNNING] * 5
+    assert len(looks) == 2
+    reader.refresh(early)  # served by the first refresh, which began after it
+    assert len(looks) == 2
