@@ -200,8 +200,8 @@ class GroupMember:
 
     def _read(self) -> None:
         state = self.state
-        end = self.log.latest_offset(self.topic, 0)
-        state.position = max(state.position, self.log.earliest_offset(self.topic, 0))
+        earliest, end = self._ends()
+        state.position = max(state.position, earliest)
         while state.position < end:
             records = self.log.read(self.topic, 0, state.position, max_bytes=1 << 20)
             if not records:
@@ -211,6 +211,16 @@ class GroupMember:
         if state.assignment.generation != self._seen_generation:
             self._seen_generation = state.assignment.generation
             self._on_change()
+
+    def _ends(self) -> tuple[int, int]:
+        """The group topic's (earliest, latest) offsets. Why one request where the log
+        can (KafkaLog.offset_ranges): this runs every POLL_S, and two watermarks
+        requests a tick were the most sampled wait of a worker on Kafka."""
+        batched = getattr(self.log, "offset_ranges", None)
+        if batched is not None:
+            return batched(self.topic, [0])[0]
+        end = self.log.latest_offset(self.topic, 0)
+        return self.log.earliest_offset(self.topic, 0), end
 
     def _join(self) -> None:
         self.incarnation = uuid.uuid4().hex[:12]
