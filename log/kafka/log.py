@@ -335,6 +335,16 @@ class KafkaLog:
         pool = self._pool(isolation_level)
         return self._read(topic, partition, offset, max_records, max_bytes, pool)
 
+    def prepare_appends(self) -> None:
+        """Make the producer of plain appends (no compression, the client config's
+        delivery timeout) now, so that its idempotence handshake with the cluster
+        (InitProducerId: about 0.5 s on a real broker) runs while the caller does
+        other things. Why: a worker's first append (its join of the group) waited
+        for it after replaying its tables; the herder calls this before the replays."""
+        self._check_open()
+        timeout_ms = self._config.delivery_floor(int(self._config.delivery_timeout_s * 1000))
+        self._writer._producer("none", timeout_ms)
+
     def _pool(self, isolation_level: str) -> ReaderPool:
         if isolation_level == "read_uncommitted":
             return self._readers

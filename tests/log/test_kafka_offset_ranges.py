@@ -60,3 +60,17 @@ def test_a_table_of_many_partitions_replays_with_readers_only_where_records_are(
     replayed.refresh()
     assert seen[b"key-9"] == b"later"
     assert replayed.behind() == []
+
+
+def test_prepared_appends_use_the_producer_made_before_them(
+    make_broker_log: MakeKafkaLog,
+) -> None:
+    """A worker makes its producer before replaying its tables (its idempotence handshake
+    then runs beside the replays): the appends after must use that one, not a second."""
+    log = make_broker_log()
+    log.create_topic("prepared", 1)
+    log.prepare_appends()
+    made = dict(log._writer._producers)
+    assert len(made) == 1
+    assert log.append("prepared", 0, [b"a"], keys=[b"k"]) == range(0, 1)
+    assert log._writer._producers == made
