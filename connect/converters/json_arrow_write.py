@@ -37,13 +37,15 @@ for the decimal context's precision (the record path rounds it) make the whole b
 answer None, and the runtime then goes record by record, which also names the bad
 record. Rows are assembled by one `binary_join_element_wise` over the field texts and
 the constant pieces (`{"name":`, the quotes of strings that cannot be null, `}`, and
-in batches of 1,024 rows or more the text of a column holding one value throughout,
-such as a CDC envelope's `source` block and `op`), neighbouring constants merged first;
-the schema envelope's prefix is put before each row's bytes last.
+in batches of 256 rows or more the text of a column holding the same bytes in every
+row, such as a CDC envelope's `source` block and `op`, written once by the record
+path's encoder), neighbouring constants merged first; the schema envelope's prefix is
+put before each row's bytes last.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -53,7 +55,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connect.api.arrow import arrow_type
+from connect.api.arrow import arrow_type, to_connect
 from connect.api.data import Schema, Type
 from connect.api.errors import DataError
 from connect.api.json_values import compile_encoder
@@ -87,7 +89,15 @@ _B64 = np.frombuffer(
 _SHIFTS = np.array([18, 12, 6, 0], dtype=np.uint32)
 _BIT_LENGTH = np.array([int(b).bit_length() for b in range(256)], dtype=np.int64)
 #: The fewest rows for which a column is looked at for one constant value (`_constant`).
-_CONSTANT_MIN_ROWS = 1024
+_CONSTANT_MIN_ROWS = 256
+#: The bytes of a value of the fixed-width Arrow types `_constant` compares.
+_FIXED_BYTES = {
+    t.id: t.bit_width // 8
+    for t in (
+        pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.float32(), pa.float64(),
+        pa.date32(), pa.time32("ms"), pa.timestamp("ms", tz="UTC"), pa.decimal128(38, 0),
+    )
+}  # fmt: skip
 _FLOAT_PARTS = r"^(?P<sign>-?)(?P<int>[0-9]+)(?:\.(?P<frac>[0-9]+))?(?:e\+?(?P<exp>-?[0-9]+))?$"
 
 
@@ -185,10 +195,15 @@ class _Column:
         self.struct: _StructWriter | None = None
         self.expected: pa.DataType = arrow_type(schema)
         self.write: _ColumnWriter
+        self.schema = schema
+        #: a value's encoder on the record path, for constant columns (`_one_text`)
+        self.one: Callable[[Any], Any] | None = None
         name, t = schema.name, schema.type
-        # Why not floats: Arrow's equality holds 0.0 and -0.0 equal, which print apart;
-        # nor structs: their fields are looked at one by one.
-        self.constant_ok = t not in (Type.FLOAT32, Type.FLOAT64, Type.STRUCT)
+        if t is not Type.STRUCT:
+            with contextlib.suppress(DataError):
+                self.one = compile_encoder(
+                    schema, numeric_decimals=numeric, replace_null=replace_null
+                )
         if name == Decimal.LOGICAL_NAME:
             scale = Decimal.scale(schema)
             if scale < 0:
@@ -214,6 +229,17 @@ class _Column:
         else:
             raise _Refuse  # arrays and maps: the record path
 
+    def _one_text(self, column: pa.Array) -> str | None:
+        """The text of a constant column's value, written as the record path writes
+        it (its encoder and orjson: a few microseconds, where a cast and a join of one
+        row cost tens); None when the encoder refuses it (the column writer decides)."""
+        assert self.one is not None
+        try:
+            value = to_connect(self.schema, column.slice(0, 1))[0]
+            return orjson.dumps(self.one(value)).decode("utf-8")
+        except (DataError, orjson.JSONEncodeError):
+            return None
+
     def _struct(self, column: pa.Array) -> _Pieces:
         assert self.struct is not None
         return self.struct.row_pieces([column.field(i) for i in range(column.type.num_fields)])
@@ -228,9 +254,10 @@ class _Column:
         if not self.accepts(column.type):
             raise _Refuse
         if column.null_count == 0:
-            if self.constant_ok and _constant(column):
-                # one value's text, merged into the constant pieces around it
-                return [_join(self.write(column.slice(0, 1)), 1).to_pylist()[0]]
+            if self.one is not None and _constant(column):
+                text = self._one_text(column)
+                if text is not None:
+                    return [text]  # merged into the constant pieces around it
             return self.write(column)
         if self.null_text is None:
             raise _Refuse  # a null in a required field: the record path says where
@@ -248,18 +275,39 @@ class _Column:
 
 
 def _constant(column: pa.Array) -> bool:
-    """Whether every row holds the first row's value (no nulls): a batch's constant
+    """Whether every row holds the first row's bytes (no nulls): a batch's constant
     fields, such as a CDC envelope's `source` block, `op` and times, which then cost
-    one value's text instead of a cast and a join per row. The last row is compared
-    first, so a column that varies almost always costs two scalars, not a pass. Below
-    `_CONSTANT_MIN_ROWS` the look (~25 us for a constant column) costs what it saves."""
+    one value's text instead of a cast and a join per row. Compared as bytes by
+    memcmp (Arrow's scalars and kernels cost tens of microseconds a column), and
+    bytes, not values: 0.0 and -0.0, equal as values, print apart. The last row is
+    compared first, so a column that varies almost always costs one comparison.
+    Booleans (bits) and structs (whose fields are looked at one by one) are not looked
+    at. Below `_CONSTANT_MIN_ROWS` rows the look costs about what it saves."""
     n = len(column)
     if n < _CONSTANT_MIN_ROWS:
         return False
-    first = column[0]
-    if not first.equals(column[n - 1]):
-        return False
-    return bool(pc.all(pc.equal(column, first)).as_py())
+    typ = column.type
+    if pa.types.is_string(typ) or pa.types.is_binary(typ):
+        offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)
+        offsets = offsets[column.offset : column.offset + n + 1]
+        first, width = int(offsets[0]), int(offsets[1] - offsets[0])
+        if int(offsets[n]) - first != n * width:
+            return False
+        if width and not (np.diff(offsets) == width).all():
+            return False
+        start, size = first, width
+        data = column.buffers()[2]
+    else:
+        size = _FIXED_BYTES.get(typ.id)
+        if size is None:
+            return False
+        start, data = column.offset * size, column.buffers()[1]
+    if size == 0:
+        return True
+    rows = memoryview(data)[start : start + n * size]
+    one = rows[:size].tobytes()
+    # (a memoryview's == compares item by item in Python's struct code: bytes here)
+    return rows[-size:].tobytes() == one and rows.tobytes() == one * n
 
 
 class _StructWriter:

@@ -315,13 +315,15 @@ def test_columns_of_one_value_are_written_as_the_record_path_writes_them(
 ) -> None:
     """A batch long enough for the constant-column path (a CDC envelope's `source`
     block and `op`): columns of one value of every kind, a column whose first and last
-    rows agree and one in the middle does not, and floats 0.0 and -0.0 (equal to Arrow,
-    printed apart), each compared with the record path, also from a sliced batch."""
+    rows agree and one in the middle does not, strings whose bytes repeat the first
+    row's but split otherwise, and floats 0.0 and -0.0 (equal to Arrow, printed apart),
+    each compared with the record path, also from a sliced batch."""
     from connect.converters.json_arrow_write import _CONSTANT_MIN_ROWS
 
     n = _CONSTANT_MIN_ROWS + 2
     middle = [7] * n
     middle[n // 2] = 8
+    split = ["aa", *["a", "aaa"] * ((n - 2) // 2), "aa"]
     inner = Schema.struct([("x", Schema(Type.INT32)), ("s", Schema(Type.STRING))])
     fields: list[tuple[str, Schema, pa.Array]] = [
         ("i8", Schema(Type.INT8), pa.array([-3] * n, pa.int8())),
@@ -331,7 +333,10 @@ def test_columns_of_one_value_are_written_as_the_record_path_writes_them(
         ("empty", Schema(Type.STRING), pa.array([""] * n)),
         ("b", Schema(Type.BYTES), pa.array([b"\x00\xffab"] * n)),
         ("ok", Schema(Type.BOOLEAN), pa.array([True] * n)),
+        ("split", Schema(Type.STRING), pa.array(split)),
         ("z", Schema(Type.FLOAT64), pa.array([0.0] + [-0.0] * (n - 2) + [0.0])),
+        ("neg", Schema(Type.FLOAT32), pa.array([-0.0] * n, pa.float32())),
+        ("big", Schema(Type.FLOAT64), pa.array([1e16] * n)),
         ("dec", Decimal.schema(2, precision=12), pa.array([decimal.Decimal("-1.25")] * n)),
         ("day", Date.schema(), pa.array([19000] * n, pa.int32())),
         ("ms", Time.schema(), pa.array([1234] * n, pa.int32())),
@@ -352,3 +357,4 @@ def test_columns_of_one_value_are_written_as_the_record_path_writes_them(
         assert got is not None
         assert got == _record_path(converter, schema, part)
     assert b'"z":-0.0' in got[0] and b'"mid":8' in got[n // 2 - 1]
+    assert b'"split":"a",' in got[0] and b'"big":1.0E16' in got[0]
