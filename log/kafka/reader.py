@@ -62,6 +62,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from log.errors import LogClosedError, OffsetOutOfRangeError
 from log.kafka.clients import UNAVAILABLE, ClientConfig, operation_error
+from log.kafka.errors import KafkaUnavailableError
 from log.records import Fetched, Record
 
 __all__ = ["PartitionReader", "ReaderPool", "offset_ranges"]
@@ -83,6 +84,19 @@ _LEADERSHIP = frozenset(
 
 _EOF = confluent_kafka.KafkaError._PARTITION_EOF
 _RESET = confluent_kafka.KafkaError._AUTO_OFFSET_RESET
+#: Answers to a ListOffsets round that mean no broker answered: asking each partition
+#: again (`offset_ranges`' fallback) would wait the request timeout once per partition.
+_AWAY = frozenset(
+    {
+        _KE._TIMED_OUT,
+        _KE._TRANSPORT,
+        _KE._ALL_BROKERS_DOWN,
+        _KE._RESOLVE,
+        _KE.REQUEST_TIMED_OUT,
+        _KE.NETWORK_EXCEPTION,
+    }
+)
+
 #: The longest one watermarks request waits (closing step 2): a broker that is away
 #: answers none, and librdkafka's wait cannot be interrupted. A try that times out is
 #: made again (the client keeps its connections and metadata), up to the timeout.
@@ -357,7 +371,9 @@ def offset_ranges(
     """(log start, log end) of each of `partitions` that one ListOffsets round answered
     (see the module docstring); the others are left out, for the caller to ask one by
     one. The log end is the high watermark (read_uncommitted), as `watermarks` gives.
-    Waits in tries of `_TRY_S`, giving up with LogClosedError once `closed()`."""
+    Waits in tries of `_TRY_S`, giving up with LogClosedError once `closed()`, and with
+    KafkaUnavailableError when no broker answered the round (`_AWAY`) in the request
+    timeout."""
     asked: dict[str, dict[confluent_kafka.TopicPartition, futures.Future]] = {}
     for name, spec in (("low", OffsetSpec.earliest()), ("high", OffsetSpec.latest())):
         try:
@@ -376,7 +392,16 @@ def offset_ranges(
         _done, left = futures.wait(pending, timeout=_TRY_S)
         pending = list(left)
     if pending:
-        return {}
+        # No answer in the request timeout: the cluster is away, and asking each
+        # partition again would wait that long once more per partition.
+        raise KafkaUnavailableError(
+            f"offsets of {topic}", "_TIMED_OUT", "no answer to ListOffsets", retriable=True
+        )
+    for future in (f for by_tp in asked.values() for f in by_tp.values()):
+        exc = future.exception()
+        err = exc.args[0] if isinstance(exc, confluent_kafka.KafkaException) and exc.args else None
+        if isinstance(err, confluent_kafka.KafkaError) and err.code() in _AWAY:
+            raise operation_error(f"offsets of {topic}", exc) from None
     out: dict[int, tuple[int, int]] = {}
     for tp, low_future in asked["low"].items():
         high_future = asked["high"][tp]

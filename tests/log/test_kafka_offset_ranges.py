@@ -8,12 +8,20 @@ for the partitions that hold records (a worker's start made 25 before); on the m
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 
 import pytest
+from confluent_kafka.admin import AdminClient
 
 from connect.storage import LogTable
+from log import LogUnavailableError
 from log.kafka import KafkaLog
+from log.kafka.reader import offset_ranges
+from tests.kafka_broker import free_port
+
+_quiet = logging.getLogger("tests.offset_ranges.librdkafka")
 
 MakeKafkaLog = Callable[..., KafkaLog]
 
@@ -74,3 +82,13 @@ def test_prepared_appends_use_the_producer_made_before_them(
     assert len(made) == 1
     assert log.append("prepared", 0, [b"a"], keys=[b"k"]) == range(0, 1)
     assert log._writer._producers == made
+
+
+def test_a_round_no_broker_answers_is_log_unavailable_within_its_timeout() -> None:
+    """Not a fallback to each partition's watermarks, which would wait the request
+    timeout once more per partition (25 for the offsets topic) while a cluster is away."""
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{free_port()}", "logger": _quiet})
+    started = time.monotonic()
+    with pytest.raises(LogUnavailableError):
+        offset_ranges(admin, "offsets", list(range(25)), timeout_s=1.0, closed=lambda: False)
+    assert time.monotonic() - started < 4.0
