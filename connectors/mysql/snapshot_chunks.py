@@ -124,7 +124,49 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-class JsonChunks:
+class ChunkHandoff:
+    """Chunks a reader thread hands to the task, two at most ahead of it (so memory
+    holds two chunks whatever the table's size); a reader's failure is handed over
+    in a chunk's place and raised in the task. The two readers of a snapshot
+    (`JsonChunks` here, `connectors.mysql.snapshot_text.TextRows`) share it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._done = False
+        self._queue: queue.Queue = queue.Queue(maxsize=2)
+        self._stop = threading.Event()
+
+    def _put(self, item: Any) -> None:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def _take(self, timeout_s: float) -> Any:
+        """The next chunk, or `_NONE_YET` when none came within the timeout."""
+        try:
+            item = self._queue.get(timeout=timeout_s)
+        except queue.Empty:
+            return _NONE_YET
+        if isinstance(item, BaseException):
+            self._done = True
+            raise ConnectError(f"snapshot of {self._name} failed: {item}") from item
+        return item
+
+    def _stop_reading(self) -> None:
+        """Tell the reader to stop, and free a reader blocked on a full queue."""
+        self._stop.set()
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self._queue.get_nowait()
+
+
+_NONE_YET = object()
+
+
+class JsonChunks(ChunkHandoff):
     """The rows of one table as of the snapshot (see the module docstring)."""
 
     @staticmethod
@@ -166,8 +208,7 @@ class JsonChunks:
         inner = f"SELECT {', '.join(names)} FROM {source}"
         tail = f"ORDER BY {keys} LIMIT {int(chunk)}"
         marks = ", ".join(["%s"] * len(self._key_at))
-        self._name = source
-        self._done = False
+        super().__init__(source)
         self._first = (
             f"SELECT JSON_ARRAYAGG(JSON_ARRAY({values}) ORDER BY {keys}) FROM ({inner} {tail}) x"
         )
@@ -178,8 +219,6 @@ class JsonChunks:
         self._last: list[Any] | None = None
         with conn.cursor() as cur:  # one chunk is one value: let it be as long as needed
             cur.execute("SET SESSION group_concat_max_len = 4294967295")
-        self._queue: queue.Queue = queue.Queue(maxsize=2)
-        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._fetch, name="mysql-snapshot", daemon=True)
         self._thread.start()
 
@@ -204,26 +243,14 @@ class JsonChunks:
         except BaseException as exc:  # handed to the task's thread
             self._put(exc)
 
-    def _put(self, item: Any) -> None:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
-
     def next_rows(self, timeout_s: float) -> list[list[Any]] | None:
         """The next chunk's rows as PyMySQL would give them; None when none came within
         the timeout; [] once the table is read."""
         if self._done:
             return []
-        try:
-            rows = self._queue.get(timeout=timeout_s)
-        except queue.Empty:
+        rows = self._take(timeout_s)
+        if rows is _NONE_YET:
             return None
-        if isinstance(rows, BaseException):
-            self._done = True
-            raise ConnectError(f"snapshot of {self._name} failed: {rows}") from rows
         if len(rows) < self._chunk:
             self._done = True
         for i, back in self._back:
@@ -234,8 +261,5 @@ class JsonChunks:
         return rows
 
     def close(self) -> None:
-        self._stop.set()
-        with contextlib.suppress(queue.Empty):
-            while True:
-                self._queue.get_nowait()
+        self._stop_reading()
         self._thread.join(timeout=30)

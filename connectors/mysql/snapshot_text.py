@@ -37,7 +37,6 @@ primary key).
 from __future__ import annotations
 
 import contextlib
-import queue
 import socket
 import threading
 from collections.abc import Callable
@@ -48,7 +47,7 @@ import pyarrow.compute as pc
 
 from connect.api import ConnectError, arrow
 from connectors.mysql.columns import BINARIES, INTEGERS, TEXTS, ColumnDef
-from connectors.mysql.snapshot_chunks import _ZONED, _quote
+from connectors.mysql.snapshot_chunks import _NONE_YET, _ZONED, ChunkHandoff, _quote
 from connectors.mysql.tables import Table
 from connectors.mysql.text_rows import Rows, ServerError, chunk_bytes, columns, walk
 
@@ -135,7 +134,7 @@ def _plan(col: ColumnDef, typ: pa.DataType) -> tuple[str, pa.DataType, Finish] |
     return None
 
 
-class TextRows:
+class TextRows(ChunkHandoff):
     """The rows of one table as of the snapshot (see the module docstring)."""
 
     @staticmethod
@@ -156,16 +155,13 @@ class TextRows:
             p[0].format(c=_quote(c.name))  # type: ignore[index]
             for p, c in zip(plans, table.columns, strict=True)
         )
-        self._name = f"{_quote(table.db)}.{_quote(table.name)}"
+        super().__init__(f"{_quote(table.db)}.{_quote(table.name)}")
         self._sql = f"SELECT {exprs} FROM {self._name}"
         self._conn = conn
         self._chunk = chunk
         self._ended = False  # the EOF packet read: the connection is PyMySQL's again
-        self._done = False
         with conn.cursor() as cur:  # Step 1
             cur.execute(f"SET SESSION net_write_timeout = {_WRITE_TIMEOUT_S}")
-        self._queue: queue.Queue = queue.Queue(maxsize=2)
-        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name="mysql-snapshot", daemon=True)
         self._thread.start()
 
@@ -210,34 +206,19 @@ class TextRows:
         self._conn._result = None
         self._ended = True
 
-    def _put(self, item: Any) -> None:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
-
     def next_columns(self, timeout_s: float) -> list[pa.Array] | None:
         """The next chunk's columns in the events' types; None when none came within
         the timeout; [] once the table is read."""
         if self._done:
             return []
-        try:
-            item = self._queue.get(timeout=timeout_s)
-        except queue.Empty:
+        item = self._take(timeout_s)
+        if item is _NONE_YET:
             return None
-        if isinstance(item, BaseException):
-            self._done = True
-            raise ConnectError(f"snapshot of {self._name} failed: {item}") from item
         arrays, self._done = item
         return arrays if len(arrays[0]) else []
 
     def close(self) -> None:
-        self._stop.set()
-        with contextlib.suppress(queue.Empty):
-            while True:
-                self._queue.get_nowait()
+        self._stop_reading()
         self._thread.join(timeout=1)
         if self._thread.is_alive() and not self._ended:  # waiting on the server: woken
             with contextlib.suppress(Exception):
