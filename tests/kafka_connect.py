@@ -42,7 +42,12 @@ class KafkaConnect:
         self.broker = broker
         self.port = free_port()
         self.rest = f"http://127.0.0.1:{self.port}"
-        self.client = httpx.Client(base_url=self.rest, timeout=60.0)
+        # A connection per request: a reused idle connection the server closes at the
+        # moment a request goes out fails it ("Server disconnected without sending a
+        # response"), a race of the transport, not an answer of the worker's.
+        self.client = httpx.Client(
+            base_url=self.rest, timeout=60.0, limits=httpx.Limits(max_keepalive_connections=0)
+        )
 
     def _run(self, *args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

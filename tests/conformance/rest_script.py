@@ -59,7 +59,10 @@ class Side:
             content = json.dumps(body).encode()
         if content is None:
             headers = {}
-        response = self.client.request(step.method, path, content=content, headers=headers)
+        try:
+            response = self.client.request(step.method, path, content=content, headers=headers)
+        except httpx.TransportError as e:
+            raise AssertionError(f"{self.label}, step {step.id}: {e!r}") from e
         return Answer.of(response.status_code, response.content)
 
     def state(self, role: str) -> tuple[str, tuple[str, ...]] | None:

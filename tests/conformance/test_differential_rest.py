@@ -166,12 +166,12 @@ def transcript(
     """Every step's answers from both sides, the script run once, in order."""
     kafka_connect.clear()
     base = tmp_path_factory.mktemp("differential-rest")
-    # Why the short keep-alive: uvicorn closes a connection idle for 5 s and httpx
-    # reuses one idle for up to 5 s, so a request sent at that moment meets a closed
-    # connection. The script failed once with "Server disconnected without sending a
-    # response" (which side's was not recorded): this window on ours is closed.
+    # Why a connection per request (both sides; tests/kafka_connect.py too): a reused
+    # idle connection its server closes at the moment a request goes out fails that
+    # request with "Server disconnected without sending a response". The script failed
+    # so twice in CI (with a 2 s keep-alive on ours, Kafka Connect's at httpx's 5 s).
     ours = httpx.Client(
-        base_url=tributary.url, timeout=60.0, limits=httpx.Limits(keepalive_expiry=2.0)
+        base_url=tributary.url, timeout=60.0, limits=httpx.Limits(max_keepalive_connections=0)
     )
     sides = [
         Side("Kafka Connect", "k", kafka_connect.client, base / "k"),
