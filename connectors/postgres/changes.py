@@ -4,7 +4,8 @@
 `ChangeEvents.handle(lsn, payload, out)` takes one message of the replication stream:
 
 1. Begin: the transaction's id and commit time; a transaction the restart resumes in
-   (the offset's `txId`) skips its events up to the offset's `lsn`, emitted before.
+   (the offset's `txId`, see `restart_position`) skips its events up to the offset's
+   `lsn`, emitted before.
 2. Relation: the table a relation oid names, re-read from the catalog when it is new
    or its shape changed (or built from the message when the catalog has moved on).
 3. Insert, Update, Delete, Truncate: c / u / d / t events (`skipped.operations`
@@ -41,7 +42,35 @@ from connectors.postgres.envelope import (
 )
 from connectors.postgres.tables import ColumnFilter, Table
 
-__all__ = ["ChangeEvents"]
+__all__ = ["ChangeEvents", "restart_position"]
+
+
+def restart_position(offset: Mapping[str, Any] | None) -> tuple[int, dict[str, Any] | None]:
+    """Where a stream restarts after the stored `offset`: the LSN to stream from (its
+    `lsn_commit`, the end of the last transaction emitted whole) and the transaction
+    to resume in, `{"txId", "lsn"}` (its events up to `lsn` are in the log), or None.
+
+    Every streamed event's offset names its transaction, whatever its `lsn` is beside
+    its `lsn_commit`: the two cannot tell a transaction in progress from one emitted
+    whole. A transaction's first change can start right where the previous commit
+    ended (one session's back-to-back transactions: `lsn` == `lsn_commit`), and one
+    that began writing before another committed has changes below that other's end
+    (`lsn` < `lsn_commit`), as has one begun before a heartbeat's position; taken
+    for finished, such a transaction was emitted again whole after a restart.
+    Naming it is always safe: from `lsn_commit` the server sends transactions in
+    commit order, so that transaction comes first again exactly when it was not
+    emitted whole, and never when it was (its commit lies before `lsn_commit`); the
+    skip (`ChangeEvents.handle`, step 1) applies to the first transaction only.
+
+    A snapshot's offset resumes in nothing: its `txId` is the snapshot's xmin, which
+    can be the id of the first transaction streamed after it, one still open at the
+    slot's consistent point whose changes the snapshot did not see."""
+    if offset is None or offset.get("lsn_commit") is None:
+        return 0, None
+    start = int(offset["lsn_commit"])
+    if offset.get("snapshot") or offset.get("txId") is None or offset.get("lsn") is None:
+        return start, None
+    return start, {"txId": int(offset["txId"]), "lsn": int(offset["lsn"])}
 
 
 class ChangeEvents:

@@ -36,8 +36,10 @@ Offsets: source partition `{"server": <topic.prefix>}`; offset `{"lsn", "txId",
 "ts_usec", "lsn_commit", "lsn_proc"}` (snapshot records: `{"lsn", "txId", "ts_usec",
 "snapshot": true, "last_snapshot_record"}`). `lsn_commit` is the end of the last
 transaction every event of which has been emitted; the last event of a transaction
-carries its own commit's end. On restart the stream starts at `lsn_commit` and the
-events of the transaction in progress up to `lsn` are skipped, so nothing is repeated.
+carries its own commit's end. On restart the stream starts at `lsn_commit`, and when
+the first transaction it sends is the offset's `txId` (one not emitted whole), its
+events up to `lsn` are skipped, so nothing is repeated (`changes.restart_position`
+says why `lsn` beside `lsn_commit` cannot decide it).
 
 The slot's confirmed flush position moves only in `commit()`, which the runtime calls
 after the offsets are written and the records fsynced: to the `lsn_commit` of the
@@ -65,7 +67,7 @@ from connect.api import (
     SourceTask,
 )
 from connectors.cdc_connector import SingleTaskCdcConnector
-from connectors.postgres.changes import ChangeEvents
+from connectors.postgres.changes import ChangeEvents, restart_position
 from connectors.postgres.checks import (
     check_privileges,
     check_server,
@@ -250,11 +252,7 @@ class PostgresCdcSourceTask(SourceTask):
                     "NOEXPORT_SNAPSHOT"
                 )
                 self._cursor.fetchall()
-        start = 0
-        if offset is not None and offset.get("lsn_commit") is not None:
-            start = int(offset["lsn_commit"])
-            if int(offset.get("lsn", 0)) > start and offset.get("txId") is not None:
-                self._events.resume = {"txId": int(offset["txId"]), "lsn": int(offset["lsn"])}
+        start, self._events.resume = restart_position(offset)
         self._start_streaming(start)
 
     def _reread(self, schema: str, name: str) -> Table | None:

@@ -4,11 +4,13 @@ hooks (nothing lost, nothing repeated), and refusals with clear messages."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import psycopg2
 import pytest
 
-from connect.api import ConfigError, ConnectError
+from connect.api import ConfigError, ConnectError, SourceRecord
+from connectors.postgres.changes import restart_position
 from tests.connectors.postgres.helpers import Driver, config, db, dsn, replay, run, table_rows
 from tests.pg import PostgresServer
 
@@ -92,6 +94,98 @@ def test_restart_resumes_with_nothing_lost_or_repeated(postgres_url: str) -> Non
             assert vs == list(range(vs[0], vs[0] + len(vs))), key
     finally:
         d2.stop()
+
+
+def _restart_after(
+    postgres_url: str, props: dict[str, str], at: Callable[[SourceRecord], bool]
+) -> tuple[SourceRecord, list[SourceRecord]]:
+    """Poll one record at a time until `at(record)`, commit the offsets there and stop
+    (records after it are never polled), then restart from them and poll until the
+    events replay to the table. The record committed at, and every record the log has
+    (those before and at it, and the restarted task's)."""
+    d = Driver(props)
+    try:
+        d.poll_until(lambda recs: bool(recs) and at(recs[-1]))
+        d.commit_offsets()
+    finally:
+        d.stop()
+    committed = list(d.records)
+    d2 = Driver(props, d.reader)
+    try:
+        final = table_rows(postgres_url, "c")
+        d2.poll_until(lambda recs: replay(committed + recs, TOPIC) == final)
+    finally:
+        d2.stop()
+    return committed[-1], committed + d2.records
+
+
+def test_a_restart_at_a_transactions_first_change_repeats_nothing(postgres_url: str) -> None:
+    """One session's back-to-back transactions: a transaction's first change starts
+    where the previous commit ended, so its offset's `lsn` equals its `lsn_commit`.
+    Such an offset was taken for a finished transaction's, and a restart there emitted
+    the transaction again whole (how the test above once saw a version twice, when a
+    poll under load happened to end at such a change)."""
+    run(
+        postgres_url,
+        "CREATE TABLE c (id int PRIMARY KEY, v int NOT NULL)",
+        "INSERT INTO c SELECT n, 0 FROM generate_series(1, 3) n",
+    )
+    props = config(postgres_url, snapshot_mode="never", max_batch_size="1")
+    Driver(props).stop()  # the slot exists from here on: the updates are streamed
+    run(postgres_url, *["UPDATE c SET v = v + 1"] * 20)
+
+    def first_change_at_previous_end(rec: SourceRecord) -> bool:
+        off = rec.source_offset
+        return off["txId"] is not None and off["lsn"] == off["lsn_commit"]
+
+    _, every = _restart_after(postgres_url, props, first_change_at_previous_end)
+    assert versions(every) == {k: list(range(1, 21)) for k in (1, 2, 3)}
+
+
+def test_a_restart_inside_a_transaction_that_began_before_another_committed(
+    postgres_url: str,
+) -> None:
+    """Transactions interleaved in the WAL: B writes, A commits, B commits. The stream
+    sends A then B, and B's changes lie below A's commit (`lsn` < `lsn_commit` in
+    B's offsets). A restart inside B skips what was emitted of B, and only that."""
+    run(
+        postgres_url,
+        "CREATE TABLE c (id int PRIMARY KEY, v int NOT NULL)",
+        "INSERT INTO c SELECT n, 0 FROM generate_series(1, 3) n",
+    )
+    props = config(postgres_url, snapshot_mode="never", max_batch_size="1")
+    Driver(props).stop()
+    b = psycopg2.connect(**dsn(postgres_url))
+    try:
+        with b.cursor() as cur:
+            cur.execute("UPDATE c SET v = v + 1")  # B, open
+            run(postgres_url, "INSERT INTO c VALUES (100, 0)")  # A commits first
+        b.commit()
+    finally:
+        b.close()
+    run(postgres_url, "UPDATE c SET v = v + 1 WHERE id = 100")
+
+    def inside_b(rec: SourceRecord) -> bool:
+        return rec.value.get("op") == "u" and rec.value.get("after").get("id") in (1, 2, 3)
+
+    at, every = _restart_after(postgres_url, props, inside_b)
+    assert at.source_offset["lsn"] < at.source_offset["lsn_commit"]
+    assert versions(every) == {1: [1], 2: [1], 3: [1], 100: [0, 1]}
+
+
+def test_restart_position_names_the_transaction_of_every_streamed_offset() -> None:
+    """What a restart makes of each kind of stored offset (the server runs are above)."""
+    tx = {"txId": 7, "ts_usec": 1, "lsn_proc": 0}
+    for lsn in (90, 100, 110):  # below, at and above lsn_commit: in progress or whole
+        assert restart_position({**tx, "lsn": lsn, "lsn_commit": 100}) == (
+            100,
+            {"txId": 7, "lsn": lsn},
+        )
+    beat = {"lsn": 120, "txId": None, "ts_usec": 1, "lsn_commit": 120, "lsn_proc": 120}
+    assert restart_position(beat) == (120, None)
+    snapshot_end = {"lsn": 50, "txId": 7, "ts_usec": 1, "snapshot": True}
+    assert restart_position({**snapshot_end, "lsn_commit": 50}) == (50, None)
+    assert restart_position(None) == (0, None)
 
 
 def test_an_unfinished_snapshot_is_done_again(postgres_url: str) -> None:
