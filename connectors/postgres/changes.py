@@ -62,13 +62,21 @@ def restart_position(offset: Mapping[str, Any] | None) -> tuple[int, dict[str, A
     emitted whole, and never when it was (its commit lies before `lsn_commit`); the
     skip (`ChangeEvents.handle`, step 1) applies to the first transaction only.
 
-    A snapshot's offset resumes in nothing: its `txId` is the snapshot's xmin, which
-    can be the id of the first transaction streamed after it, one still open at the
-    slot's consistent point whose changes the snapshot did not see."""
+    Two offsets resume in nothing. A snapshot's: its `txId` is the snapshot's xmin,
+    which can be the id of the first transaction streamed after it, one still open at
+    the slot's consistent point whose changes the snapshot did not see. And one that
+    Debezium wrote right after a BEGIN (`messageType` BEGIN: its transaction-metadata
+    event, a heartbeat): nothing of that transaction was emitted, and pgoutput's BEGIN
+    has the LSN of the transaction's first change, which a skip would drop."""
     if offset is None or offset.get("lsn_commit") is None:
         return 0, None
     start = int(offset["lsn_commit"])
-    if offset.get("snapshot") or offset.get("txId") is None or offset.get("lsn") is None:
+    if (
+        offset.get("snapshot")
+        or offset.get("messageType") == "BEGIN"
+        or offset.get("txId") is None
+        or offset.get("lsn") is None
+    ):
         return start, None
     return start, {"txId": int(offset["txId"]), "lsn": int(offset["lsn"])}
 

@@ -185,6 +185,9 @@ def test_restart_position_names_the_transaction_of_every_streamed_offset() -> No
     assert restart_position(beat) == (120, None)
     snapshot_end = {"lsn": 50, "txId": 7, "ts_usec": 1, "snapshot": True}
     assert restart_position({**snapshot_end, "lsn_commit": 50}) == (50, None)
+    debezium = {**tx, "lsn": 110, "lsn_commit": 100}  # Debezium's own offsets
+    assert restart_position({**debezium, "messageType": "UPDATE"})[1] == {"txId": 7, "lsn": 110}
+    assert restart_position({**debezium, "messageType": "BEGIN"}) == (100, None)
     assert restart_position(None) == (0, None)
 
 
