@@ -218,8 +218,17 @@ class PartitionReader:
 
     def _fill(self, high: int, deadline: float) -> bool:
         """Move fetched records into the buffer; False at the high watermark seen in
-        step 1, at the end-of-partition event (compaction or transaction markers can
-        leave the last offsets without records), or at the deadline."""
+        step 1, at an end-of-partition event with no record after it in its batch
+        (compaction or transaction markers can leave the last offsets without records),
+        or at the deadline.
+
+        Why every record of a batch is kept, also those after an end-of-partition event:
+        librdkafka queues the event when its fetcher catches up with the producers and
+        the records that come next behind it, so a batch can begin with the event and
+        go on with records. They are consumed (librdkafka's position is past them):
+        dropped here, `_past_skipped` took that position for skipped control records and
+        the reader's caller moved past them for good (999 lines of a sink on the real
+        broker, tests/log/test_kafka_reader.py)."""
         while True:
             if self._next is not None and self._next >= high:
                 return False
@@ -231,13 +240,12 @@ class PartitionReader:
                     return False
                 message = self._consumer.poll(0.05)
                 messages = [message] if message is not None else []
-            got = False
+            got = ended = False
             for m in messages:
                 err = m.error()
                 if err is not None:
                     if err.code() == _EOF:
-                        if not got:
-                            return False
+                        ended = True
                         continue
                     if err.code() == _RESET:  # retention removed it since step 1
                         wanted = self._next if self._next is not None else -1
@@ -259,8 +267,8 @@ class PartitionReader:
                 )
                 self._next = m.offset() + 1
                 got = True
-            if got:
-                return True
+            if got or ended:
+                return got
 
     def retire(self, *, abort: bool = False) -> None:
         """Closing step 1: close now if no one holds the reader, else when let go;
