@@ -391,7 +391,15 @@ def cdc_changes_per_s(
         )
         wait = _wait_committed if worker else _wait_count
         ended = wait(herder.log, "bench.public.chg", expected)
-    return {"cdc_changes_per_s": round(changes / (ended - began)), "cdc_changes": changes}
+        # Offsets past the records: an exactly-once run's commit markers, one a
+        # transaction (bench/eos_bench.py's records per transaction).
+        log_end = _count(herder.log, "bench.public.chg")
+    return {
+        "cdc_changes_per_s": round(changes / (ended - began)),
+        "cdc_changes": changes,
+        "cdc_records": expected,
+        "cdc_log_end_offset": log_end,
+    }
 
 
 def cdc_latency_ms(url: str, *, seconds: float = 10.0, rate: int = 5000) -> dict[str, Any]:

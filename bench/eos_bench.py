@@ -13,7 +13,9 @@ JSON object.
 2. The commit of one exactly-once source task's transaction (its records, its
    offsets inside the transaction, the commit: connect.worker.source_transactions)
    with `transaction.boundary=poll` at 5,000 records/s in polls of 100:
-   `eos_commit_p50_ms`, `eos_commit_p99_ms`.
+   `eos_commit_p50_ms`, `eos_commit_p99_ms`, and the mean CPU a commit costs the
+   process (`eos_commit_cpu_ms`: its thread's and the log's fsync threads', which
+   the wall-clock figures hide behind the disk's waits).
 3. A topic written in transactions of 500 records, read whole at read_committed and
    at read_uncommitted (the log's reads, as a consumer makes them), alternating
    rounds, the best of each: `read_committed_ratio` = committed / uncommitted
@@ -24,7 +26,13 @@ JSON object.
    at-least-once and exactly once, alternating rounds on a private PostgreSQL
    server, each round on a fresh database of the same data, the best of each:
    `eos_cdc_streaming_ratio` = EOS / ALO changes per second (`--cdc-transactions
-   0` skips it).
+   0` skips it). Beside it the least CPU seconds per million changes of each mode
+   (`cdc_streaming_*_cpu_s_per_m`: this process, where the herder runs, and the
+   task process, reaped at the herder's stop; not PostgreSQL's), and the exactly-
+   once run's transactions (`cdc_eos_transactions`: the commit markers, offsets of
+   the topic past its records) and records per transaction (with
+   `transaction.boundary=poll`, the source's poll size: what a commit's cost is
+   shared by).
 
     python bench/eos_bench.py [--lines N] [--rounds R] [--cdc-transactions T] [--dir DIR]
 """
@@ -80,31 +88,57 @@ def _order(turn: int) -> tuple[bool, bool]:
     return (False, True) if turn % 2 == 0 else (True, False)
 
 
-def cdc_streaming(transactions: int, rounds: int) -> tuple[float, float]:
-    """(best at-least-once, best exactly-once) changes per second of the CDC stream,
-    each run on a fresh database of a private server (tests/pg.py's)."""
+def cdc_streaming(transactions: int, rounds: int) -> dict[str, float]:
+    """The CDC stream's figures (module docstring, 4), each run on a fresh database of
+    a private server (tests/pg.py's)."""
     from tests.pg import PostgresServer
 
     server = PostgresServer()
     server.start()
-    alo: list[float] = []
-    eos: list[float] = []
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
+    markers: list[int] = []
+    records = 0
     try:
         for turn in range(rounds):
             for exactly_once in _order(turn):
                 database = server.create_database()
                 worker = EOS if exactly_once else None
-                rate = cdc_changes_per_s(
+                before = _self_and_children_cpu_s()
+                run = cdc_changes_per_s(
                     server.url(database), transactions=transactions, worker=worker, slot=database
                 )
-                (eos if exactly_once else alo).append(rate["cdc_changes_per_s"])
+                spent = _self_and_children_cpu_s() - before
+                rates[exactly_once].append(run["cdc_changes_per_s"])
+                cpu[exactly_once].append(spent * 1e6 / run["cdc_changes"])
+                if exactly_once:
+                    records = run["cdc_records"]
+                    markers.append(run["cdc_log_end_offset"] - records)
     finally:
         server.stop()
-    return max(alo), max(eos)
+    alo, eos = max(rates[False]), max(rates[True])
+    return {
+        "cdc_streaming_alo_cps": round(alo),
+        "cdc_streaming_eos_cps": round(eos),
+        "eos_cdc_streaming_ratio": round(eos / alo, 3),
+        "cdc_streaming_alo_cpu_s_per_m": round(min(cpu[False]), 2),
+        "cdc_streaming_eos_cpu_s_per_m": round(min(cpu[True]), 2),
+        "cdc_eos_transactions": min(markers),
+        "cdc_eos_records_per_transaction": round(records / max(1, min(markers))),
+        "cdc_changes": transactions * 1000,
+    }
 
 
-def commit_latencies(base: Path, seconds: float) -> list[float]:
-    """Each transaction's commit time (ms): the poll boundary at RATE records/s."""
+def _self_and_children_cpu_s() -> float:
+    """User + system CPU of this process (the herder, the bench's waits) and of its
+    finished children (the task process, which the herder's stop waited for)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime + _children_cpu_s()
+
+
+def commit_latencies(base: Path, seconds: float) -> tuple[list[float], float]:
+    """Each transaction's commit time (ms), the poll boundary at RATE records/s, and
+    the mean process CPU (ms) of a commit."""
     directory = base / "commits"
     shutil.rmtree(directory, ignore_errors=True)
     with FileLog(directory) as log:
@@ -123,20 +157,22 @@ def commit_latencies(base: Path, seconds: float) -> list[float]:
         value = b"x" * 100
         partition = {"file": "bench"}
         out: list[float] = []
+        cpu_s = 0.0
         due = time.monotonic()
         n = 0
         deadline = due + seconds
         while time.monotonic() < deadline:
             txn.append("bench-eos", 0, [value] * POLL)
             n += POLL
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             txn.commit({b'["bench",{"file":"bench"}]': (partition, {"n": n})}, epoch=0,
                        connector="bench")  # fmt: skip
             out.append((time.perf_counter() - started) * 1000)
+            cpu_s += time.process_time() - cpu_started
             due += POLL / RATE
             time.sleep(max(0.0, due - time.monotonic()))
         txn.close()
-    return out
+    return out, cpu_s * 1000 / max(1, len(out))
 
 
 def read_rates(base: Path, records: int) -> tuple[float, float]:
@@ -186,7 +222,7 @@ def main() -> None:
     try:
         pipeline = file_pipeline(base, args.lines, args.rounds)
         (alo, alo_cpu), (eos, eos_cpu) = pipeline[False], pipeline[True]
-        commits = commit_latencies(base, args.commit_seconds)
+        commits, commit_cpu_ms = commit_latencies(base, args.commit_seconds)
         committed, uncommitted = read_rates(base, args.read_records)
         cdc = cdc_streaming(args.cdc_transactions, args.rounds) if args.cdc_transactions else None
     finally:
@@ -203,19 +239,11 @@ def main() -> None:
                 "eos_commit_p50_ms": round(_percentile(commits, 0.5), 2),
                 "eos_commit_p99_ms": round(_percentile(commits, 0.99), 2),
                 "eos_commits": len(commits),
+                "eos_commit_cpu_ms": round(commit_cpu_ms, 3),
                 "read_committed_rps": round(committed),
                 "read_uncommitted_rps": round(uncommitted),
                 "read_committed_ratio": round(committed / uncommitted, 3),
-                **(
-                    {
-                        "cdc_streaming_alo_cps": round(cdc[0]),
-                        "cdc_streaming_eos_cps": round(cdc[1]),
-                        "eos_cdc_streaming_ratio": round(cdc[1] / cdc[0], 3),
-                        "cdc_changes": args.cdc_transactions * 1000,
-                    }
-                    if cdc
-                    else {}
-                ),
+                **(cdc or {}),
                 "lines": args.lines,
                 "load_1m": [round(load_before, 1), round(os.getloadavg()[0], 1)],
                 "rate_records_per_s": RATE,
