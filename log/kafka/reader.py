@@ -126,7 +126,10 @@ class PartitionReader:
         self._consumer = confluent_kafka.Consumer(
             {**config.reader(), "isolation.level": isolation_level}
         )
-        self._next: int | None = None  # offset the buffered stream continues at
+        self._next: int | None = None  # offset the next read continues the buffer at
+        #: Offset past the last record taken from the consumer (the stream's position,
+        #: past the buffer): where `_fill` stands against the high watermark.
+        self._fetched: int | None = None
         self._buffer: deque[Record] = deque()
 
     def watermarks(self) -> tuple[int, int]:
@@ -180,7 +183,7 @@ class PartitionReader:
             self._consumer.assign(
                 [confluent_kafka.TopicPartition(self.topic, self.partition, offset)]
             )
-            self._next = offset
+            self._next = self._fetched = offset
         # Step 3
         out: list[Record] = []
         size = 0
@@ -211,7 +214,7 @@ class PartitionReader:
         expected = out[-1].offset + 1 if out else offset
         if position <= expected:
             return out
-        self._next = position
+        self._next = self._fetched = position
         fetched = Fetched(out)
         fetched.next_offset = position
         return fetched
@@ -228,9 +231,16 @@ class PartitionReader:
         go on with records. They are consumed (librdkafka's position is past them):
         dropped here, `_past_skipped` took that position for skipped control records and
         the reader's caller moved past them for good (999 lines of a sink on the real
-        broker, tests/log/test_kafka_reader.py)."""
+        broker, tests/log/test_kafka_reader.py).
+
+        Why the stream's position (`_fetched`) and not `_next` is held against the high
+        watermark: `_next` is where the read began (the first buffered record), and
+        once a read emptied the buffer a fill from there waited for records past the
+        high watermark until the deadline (the log's timeout: 10 s by default) with the
+        records it had read in hand, when the end-of-partition event had come in the
+        batch before."""
         while True:
-            if self._next is not None and self._next >= high:
+            if self._fetched is not None and self._fetched >= high:
                 return False
             messages = self._consumer.consume(1000, timeout=0)
             if not messages:
@@ -248,8 +258,8 @@ class PartitionReader:
                         ended = True
                         continue
                     if err.code() == _RESET:  # retention removed it since step 1
-                        wanted = self._next if self._next is not None else -1
-                        self._next = None
+                        wanted = self._fetched if self._fetched is not None else -1
+                        self._next = self._fetched = None
                         low, end = self.watermarks()
                         raise OffsetOutOfRangeError(self.topic, self.partition, wanted, low, end)
                     raise operation_error(f"read {self.topic}-{self.partition}", err)
@@ -265,7 +275,7 @@ class PartitionReader:
                         tuple(m.headers() or ()),
                     )
                 )
-                self._next = m.offset() + 1
+                self._fetched = m.offset() + 1
                 got = True
             if got or ended:
                 return got

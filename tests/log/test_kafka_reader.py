@@ -7,11 +7,14 @@ with the end-of-partition event of offset 14000 (queued when the fetcher caught 
 the source, before the source's next batch came) and went on with 999 records; the
 reader stopped at the event and dropped the rest of the batch, and, since librdkafka's
 position was past them, named that position as the next read's (as after control
-records): the consumer moved on past 999 records it never handed out.
+records): the consumer moved on past 999 records it never handed out. And a read
+that emptied its buffer at the partition's end, the event already taken with the
+buffer's batch, waited the log's timeout for more before handing its records over.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -90,3 +93,26 @@ def test_records_after_an_end_of_partition_event_in_the_same_batch_are_read(
     missing = sorted(set(range(1999)) - set(got))
     assert not missing, f"{len(missing)} records never read: {missing[0]}..{missing[-1]}"
     assert got == list(range(1999))
+
+
+def test_a_read_that_empties_the_buffer_at_the_partitions_end_returns_at_once(
+    make_kafka_log: MakeKafkaLog,
+) -> None:
+    """The buffer ends at the high watermark and the end-of-partition event came in the
+    batch that filled it: the read hands its records over at once, instead of waiting
+    the log's timeout (20 s here) for records past the watermark."""
+    log = make_kafka_log(timeout_s=20.0)
+    log.create_topic("lines", 1)
+    log.append("lines", 0, [b"line %d" % i for i in range(999)])
+    reader = log._readers.get("lines", 0)
+    slow = _SlowCaller(reader._consumer)
+    reader._consumer = slow
+    first = log.read("lines", 0, 0, max_records=2)
+    # One batch: the 999 records and the end event behind them.
+    assert [len(b) for b in slow.batches] == [1000]
+    assert slow.batches[0][-1].error().code() == _EOF
+    started = time.monotonic()
+    rest = log.read("lines", 0, 2, max_records=10_000)
+    took = time.monotonic() - started
+    assert [r.offset for r in first + rest] == list(range(999))
+    assert took < 5, took
