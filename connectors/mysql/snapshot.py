@@ -21,7 +21,10 @@ The protocol (Debezium's, `snapshot.locking.mode` deciding the lock):
    tables with a column it has no way for), `snapshot.fetch.size` rows at a
    time, each chunk one `SourceBatch` of Arrow columns (`op = r`, `source.snapshot` as
    Debezium marks reads: first, first_in_data_collection, true,
-   last_in_data_collection, last); every read carries the step-4 position.
+   last_in_data_collection, last); every read carries the step-4 position. A chunk is
+   handed over one poll late, when the next one shows whether its last row ends the
+   table; its marks are values of its `source` column, so a poll is one batch (one
+   append of the log) and only the snapshot's very last read is a record of its own.
 8. `COMMIT` (extended: `UNLOCK TABLES` now); the last read's offset says the
    snapshot completed, and the stream starts at the step-4 position.
 
@@ -36,6 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from connect.api import SourceBatch, SourceRecord, Struct, Type, arrow
@@ -128,7 +132,9 @@ class SnapshotPhase:
         self._cursor: Any = None
         self._chunks: JsonChunks | None = None
         self._text: TextRows | None = None
-        self.pending: SourceRecord | None = None
+        #: the newest chunk's reads (a SourceBatch, or a record), held back until the
+        #: next one shows whether they end their table (step 7)
+        self.pending: SourceBatch | SourceRecord | None = None
         self._table_rows = 0
         self._first_marked = False
 
@@ -188,7 +194,7 @@ class SnapshotPhase:
         self.current = None
         pending = self.pending
         if self._table_rows and pending is not None and _marker(pending) != "first":
-            _remark(pending, "last_in_data_collection")
+            self.pending = _remark(pending, "last_in_data_collection")
         self._table_rows = 0
 
     def _source_of(self, table: Table) -> Struct:
@@ -209,6 +215,8 @@ class SnapshotPhase:
         return convert_columns(table, rows, self._chunks.final, self._chunks.texts)
 
     def _emit(self, table: Table, columns: list[Any], n: int) -> list[Any]:
+        """The reads held back before, and this chunk's but its last item (a whole
+        batch), which is held back in turn (step 7)."""
         items = read_items(
             table,
             columns,
@@ -216,40 +224,36 @@ class SnapshotPhase:
             partition=self._partition,
             offset=self.offset,
         )
-        out: list[Any] = [self.pending] if self.pending is not None else []
-        if not self._table_rows:  # the table's first row: a record of its own mark
-            head = items.pop(0)
-            if isinstance(head, SourceBatch):
-                if len(head) > 1:
-                    items.insert(0, head.slice(1))
-                head = head.slice(0, 1).records()[0]
-            _remark(head, self._first_marker())
-            out.append(head)
+        if not self._table_rows:  # the table's first row
+            items[0] = _remark(items[0], self._first_marker(), row=0)
         self._table_rows += n
+        out: list[Any] = [self.pending] if self.pending is not None else []
         out.extend(items)
-        last = out.pop()
-        if isinstance(last, SourceBatch):
-            n = len(last)
-            if n > 1:
-                out.append(last.slice(0, n - 1))
-            last = last.slice(n - 1).records()[0]
-        self.pending = last
+        self.pending = out.pop()
         return out
 
     def _first_marker(self) -> str:
         first, self._first_marked = not self._first_marked, True
         return "first" if first else "first_in_data_collection"
 
-    def _finish(self) -> list[SourceRecord] | None:
-        """Step 8."""
+    def _finish(self) -> list[Any] | None:
+        """Step 8: the held-back reads, the last one a record carrying the offset that
+        says the snapshot completed."""
         self.close()
         last, self.pending = self.pending, None
         if last is None:
             return None
-        _remark(last, "last")
+        out: list[Any] = []
+        if isinstance(last, SourceBatch):
+            n = len(last)
+            if n > 1:
+                out.append(last.slice(0, n - 1))
+            last = last.slice(n - 1).records()[0]
+        last = _remark(last, "last")
         offset = {k: v for k, v in self.offset.items() if k != "snapshot"}
         last.source_offset = dict(offset, snapshot_completed=True)
-        return [last]
+        out.append(last)
+        return out
 
     def close(self) -> None:
         if self._text is not None:
@@ -413,14 +417,37 @@ def _ss_cursor() -> Any:
     return pymysql.cursors.SSCursor
 
 
-def _marker(record: SourceRecord) -> str:
-    return record.value.get("source").get("snapshot")
+def _marker(item: SourceBatch | SourceRecord) -> str:
+    """The `source.snapshot` of a read (of a batch's last row)."""
+    if isinstance(item, SourceBatch):
+        column = item.values.column(2).field(SNAPSHOT_INDEX)
+        return column[len(item) - 1].as_py()
+    return item.value.get("source").get("snapshot")
 
 
-def _remark(record: SourceRecord, marker: str) -> None:
-    """Give a read's `source.snapshot` the value `marker`."""
-    values = list(record.value.values())
+def _remark(
+    item: SourceBatch | SourceRecord, marker: str, *, row: int = -1
+) -> SourceBatch | SourceRecord:
+    """The read with `source.snapshot` = `marker` (for a batch, in its row `row`; -1:
+    its last), the record changed in place, a batch made anew (its columns are
+    immutable; the marks' column is rebuilt, the others are shared)."""
+    if isinstance(item, SourceBatch):
+        return _remark_batch(item, marker, row if row >= 0 else len(item) - 1)
+    values = list(item.value.values())
     source = list(values[2].values())
     source[SNAPSHOT_INDEX] = marker
     values[2] = Struct.trusted(values[2].schema, source)
-    record.value = Struct.trusted(record.value.schema, values)
+    item.value = Struct.trusted(item.value.schema, values)
+    return item
+
+
+def _remark_batch(batch: SourceBatch, marker: str, row: int) -> SourceBatch:
+    import pyarrow.compute as pc
+
+    source = batch.values.column(2)
+    children = source.flatten()
+    at = np.zeros(len(batch), dtype=bool)
+    at[row] = True
+    children[SNAPSHOT_INDEX] = pc.if_else(pa.array(at), marker, children[SNAPSHOT_INDEX])
+    marked = pa.StructArray.from_arrays(children, fields=list(source.type))
+    return batch.with_(values=batch.values.set_column(2, "source", marked))
