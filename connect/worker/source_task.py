@@ -574,9 +574,14 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
                 time.monotonic() - self._commits_failing_since,
             )
             self._commits_failing_since = None
-        _freeze_long_lived("warm")
+        self._warm()
         # Commit step 4
         self.plugin.commit()
+
+    def _warm(self) -> None:
+        """After an offset commit (a transaction's, exactly once): the lazy imports
+        and caches of the first records are in, freeze them (`_freeze_long_lived`)."""
+        _freeze_long_lived("warm")
 
     def _offsets_wait(self, exc: LogUnavailableError, waited_s: float) -> None:
         """Step 3 could not reach the log (after `waited_s`): warn once per outage (see

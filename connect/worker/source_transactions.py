@@ -385,6 +385,7 @@ class ExactlyOnceSteps:
         def may_write(self) -> bool: ...
         def lease_lapsed(self) -> bool: ...
         def commit_offsets(self) -> None: ...
+        def _warm(self) -> None: ...
 
     def _iterate_exactly_once(self, txn: SourceTransactions) -> None:
         """One poll with exactly-once on: its records into the open transaction, cut
@@ -467,4 +468,5 @@ class ExactlyOnceSteps:
             return
         self._acks.deliver(acks)
         if committed:
+            self._warm()  # as at-least-once after its first offset commit
             self.plugin.commit()
