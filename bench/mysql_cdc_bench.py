@@ -26,6 +26,7 @@ Debezium's class name and keys):
 
     python bench/mysql_cdc_bench.py [--rows N] [--changes N] [--latency-s S]
                                     [--only tributary|debezium] [--profile DIR]
+                                    [--profile-idle]
                                     [--connect-heap 1g] [--dir DIR]
 
 Fair settings: bench/peers_bench.py's (Kafka Connect standalone, -Xmx1g, G1, its
@@ -35,7 +36,9 @@ Debezium's documented tuning keys for both: max.batch.size=8192, max.queue.size=
 connector has a `database.server.id` of its own, as replicas must.
 
 `--profile DIR` records py-spy (`pip install py-spy`) over Tributary's worker during each
-step (DIR/<step>.txt, collapsed stacks: `py-spy record --format raw`).
+step (DIR/<step>.txt, collapsed stacks: `py-spy record --format raw`); with
+`--profile-idle` the waiting threads too, each thread's stacks apart (where the task's
+wall-clock time goes: waiting for the log's acknowledgements, for the reader, ...).
 
 Keys: snapshot_rows_per_s, cdc_changes_per_s, cdc_latency_p50_ms, cdc_latency_p99_ms
 (Tributary's); mysql_snapshot_debezium_rows_per_s, mysql_streaming_debezium_changes_per_s,
@@ -46,7 +49,9 @@ sizes and settings.
 The machine is shared, so beside the rates each system's worker process CPU over the
 timed steps is printed (`<system>_snapshot_cpu_us_per_row`,
 `<system>_stream_cpu_us_per_change`: user + system time of the worker process, whatever
-the load) and the 1-minute load average at the start of each step (`load_1m`).
+the load) and the 1-minute load average at the start of each step (`load_1m`); the
+database server's and the broker's CPU over the same steps beside it
+(`mysqld_<key>`, `broker_<key>`): which process a slow step waited on.
 """
 
 from __future__ import annotations
@@ -110,6 +115,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--only", choices=("tributary", "debezium"), help="one system only")
     parser.add_argument("--profile", type=Path, help="py-spy stacks of Tributary's steps here")
+    parser.add_argument("--profile-idle", action="store_true",
+                        help="with --profile: waiting threads sampled too, each thread's "
+                        "stacks apart (where the wall-clock time goes, not only the CPU)")
     parser.add_argument("--connect-heap", default="1g", help="Kafka Connect's -Xmx")
     parser.add_argument("--dir", type=Path, default=None, help="keep the run's files here")
     args = parser.parse_args(argv)
@@ -202,8 +210,10 @@ def make_changes(db: Database, *, rows: int, transactions: int) -> None:
 
 
 @contextlib.contextmanager
-def profiled(system: System, out: Path | None, step: str) -> Iterator[None]:
-    """py-spy's collapsed stacks of Tributary's worker over the block (when asked)."""
+def profiled(system: System, out: Path | None, step: str, idle: bool = False
+             ) -> Iterator[None]:
+    """py-spy's collapsed stacks of Tributary's worker over the block (when asked;
+    `idle`: with the waiting threads' samples, per thread)."""
     if out is None or system.name != "tributary":
         yield
         return
@@ -211,7 +221,7 @@ def profiled(system: System, out: Path | None, step: str) -> Iterator[None]:
     spy = subprocess.Popen(
         [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(system.peak.pid),
          "--subprocesses", "--rate", "200", "--format", "raw", "--output",
-         str(out / f"{step}.txt")],
+         str(out / f"{step}.txt"), *(["--idle", "--threads"] if idle else [])],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -386,20 +396,25 @@ def cpu_s(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def cpu_per(system: System, out: dict[str, Any], key: str, units: int) -> Iterator[None]:
-    """`out[key]`: the worker's CPU µs per unit of work over the block; and the load."""
+def cpu_per(system: System, out: dict[str, Any], key: str, units: int,
+            peers: dict[str, int] | None = None) -> Iterator[None]:
+    """`out[key]`: the worker's CPU µs per unit of work over the block; and the load.
+    `peers` (name -> pid: the database server, the broker) each get theirs under
+    `out["<name>_<key>"]`, so a slow step shows whose CPU it waited on."""
     import os
 
     out.setdefault("load_1m", {})[key] = round(os.getloadavg()[0], 2)
-    pid = system.peak.pid
-    began = cpu_s(pid)
+    pids = {key: system.peak.pid} | {f"{n}_{key}": pid for n, pid in (peers or {}).items()}
+    began = {k: cpu_s(pid) for k, pid in pids.items()}
     yield
-    out[key] = round((cpu_s(pid) - began) / units * 1e6, 2)
+    for k, pid in pids.items():
+        out[k] = round((cpu_s(pid) - began[k]) / units * 1e6, 2)
 
 
-def measure(systems: dict[str, System], db: Database, args: argparse.Namespace
-            ) -> dict[str, Any]:
-    """The three steps on each system, one system at a time."""
+def measure(systems: dict[str, System], db: Database, args: argparse.Namespace,
+            peers: dict[str, int]) -> dict[str, Any]:
+    """The three steps on each system, one system at a time (`peers`: the pids of the
+    server and the broker, whose CPU per unit is printed beside the worker's)."""
     transactions = args.changes // PER_TX
     topics = Topics(db.bootstrap)
     out: dict[str, Any] = {}
@@ -408,8 +423,8 @@ def measure(systems: dict[str, System], db: Database, args: argparse.Namespace
                          "mysql_streaming_debezium_changes_per_s", "debezium_latency")}
     try:
         for tag, system in systems.items():  # Step 1
-            with profiled(system, args.profile, "snapshot"), cpu_per(
-                    system, out, f"{tag}_snapshot_cpu_us_per_row", args.rows):
+            with profiled(system, args.profile, "snapshot", args.profile_idle), cpu_per(
+                    system, out, f"{tag}_snapshot_cpu_us_per_row", args.rows, peers):
                 out[keys[tag][0]] = round(snapshot(system, tag, db, topics, args.rows))
         ready = {tag: stream_ready(system, tag, db, topics) for tag, system in systems.items()}
         # a system stopped first streams the later systems' warm-up writes on its resume
@@ -419,13 +434,13 @@ def measure(systems: dict[str, System], db: Database, args: argparse.Namespace
         out["stream_warm_up_writes"] = {tag: ready[tag][1] for tag in order}
         make_changes(db, rows=args.rows, transactions=transactions)
         for tag, system in systems.items():  # Step 2
-            with profiled(system, args.profile, "streaming"), cpu_per(
-                    system, out, f"{tag}_stream_cpu_us_per_change", args.changes):
+            with profiled(system, args.profile, "streaming", args.profile_idle), cpu_per(
+                    system, out, f"{tag}_stream_cpu_us_per_change", args.changes, peers):
                 rate, repeats = streaming(system, tag, db, topics, warm[tag], transactions)
             out[keys[tag][1]] = round(rate)
             out[f"{tag}_stream_repeats"] = repeats
         for tag, system in systems.items():  # Step 3
-            with profiled(system, args.profile, "latency"):
+            with profiled(system, args.profile, "latency", args.profile_idle):
                 p50, p99 = latency(system, tag, db, topics, args.latency_s)
             out[f"{keys[tag][2]}_p50_ms"], out[f"{keys[tag][2]}_p99_ms"] = (
                 round(p50, 1), round(p99, 1))
@@ -451,7 +466,9 @@ def run(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         if args.only != "tributary":
             systems["debezium"] = stack.enter_context(
                 kafka_connect(base, broker, args.connect_heap))
-        out = measure(systems, db, args)
+        peers = {"mysqld": int((server.root / "mysqld.pid").read_text()),
+                 "broker": int((broker.directory / "kafka.pid").read_text())}
+        out = measure(systems, db, args, peers)
         for system in systems.values():
             system.check()
         if "tributary" in systems:
