@@ -131,14 +131,6 @@ class DistributedHerder(LogHerder):
         self._stop_all()
         self.member.leave(expect_return=True)
 
-    def _prepare_appends(self) -> None:
-        """Let the log get ready to append while the stores replay (KafkaLog: its
-        producer's handshake, about 0.5 s on a real broker, else waited for by the
-        group join after the replays); nothing for a log without the hook."""
-        prepare = getattr(self.log, "prepare_appends", None)
-        if prepare is not None:
-            prepare()
-
     def _nudge(self) -> None:
         self._wake.set()
 

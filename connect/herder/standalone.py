@@ -27,6 +27,7 @@ class StandaloneHerder(LogHerder):
 
     def start(self) -> None:
         """Replay the stores and start every connector as its target state says."""
+        self._prepare_appends()
         self.configs.start()
         self.offsets.start()
         self.status.start()

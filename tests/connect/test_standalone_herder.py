@@ -314,3 +314,31 @@ def test_a_task_process_dying_before_its_first_status_is_failed(start_herder) ->
     wait_until(lambda: [t.state for t in herder.connector_status("exits").tasks] == ["FAILED"])
     trace = herder.connector_status("exits").tasks[0].trace or ""
     assert "exited unexpectedly (exit code 3)" in trace
+
+
+def test_a_herder_on_kafka_makes_its_producer_before_it_replays(
+    tmp_path: Path, make_kafka_log: Callable[..., object]
+) -> None:
+    """The producer's idempotence handshake runs beside the stores' replays (as the
+    distributed herder's does): by the time the replays begin, the log holds the one
+    producer the first status write will use."""
+    log = make_kafka_log()
+    # librdkafka's mock cluster has no admin API: its topics are auto-created with 4
+    # partitions.
+    partitions = {f"{s}.storage.partitions": "4" for s in ("offset", "status")}
+    herder = StandaloneHerder(
+        worker_config(tmp_path / "unused", **partitions), log=log, worker_id="w1"
+    )
+    producers_at_replay: list[int] = []
+    replay = herder.configs.start
+
+    def replay_and_count() -> None:
+        producers_at_replay.append(len(log._writer._producers))  # type: ignore[attr-defined]
+        replay()
+
+    herder.configs.start = replay_and_count  # type: ignore[method-assign]
+    herder.start()
+    try:
+        assert producers_at_replay == [1]
+    finally:
+        herder.stop()
