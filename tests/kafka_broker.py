@@ -19,7 +19,6 @@ holds only Kafka's own internal topics, as the contract suite assumes.
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import subprocess
 import sys
@@ -48,6 +47,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "kafka"
 #: Kafka's own internal topics; everything else is a test's and is deleted between tests.
 KAFKA_INTERNAL = ("__consumer_offsets", "__transaction_state", "__share_group_state")
+#: How long `KafkaBroker.empty` waits for a group's members to go: librdkafka's default
+#: session (45 s, what a sink task's consumer has where a test sets none) and a margin.
+GROUPS_TIMEOUT_S = 50.0
 
 
 def free_port() -> int:
@@ -96,19 +98,20 @@ class KafkaBroker:
         done = self._run("stop", *(["--keep"] if keep else []), timeout_s=60)
         assert done.returncode == 0, done.stderr
 
-    def empty(self, timeout_s: float = 30.0) -> None:
-        """Delete every topic and group a test left (Kafka's internal topics stay)."""
+    def empty(self, timeout_s: float = 30.0, *, groups_timeout_s: float = GROUPS_TIMEOUT_S) -> None:
+        """Delete every topic and group a test left (Kafka's internal topics stay).
+
+        A group that still has members cannot be deleted: it is waited for, at most
+        `groups_timeout_s`, and past that this fails naming the group and its members.
+        Why: a member left alive by an earlier test (a worker not stopped, a consumer
+        not closed) would take part in the next test's group of the same name, and get
+        its partitions; emptying used to pass over it without a word. Members of a
+        process that was killed go when their session expires (6 s in most tests,
+        librdkafka's default 45 s where a test sets none): the default bound waits that
+        out, and one that outlives it is alive. A wait is reported on stderr, which a
+        failing test shows."""
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        groups = [
-            g.group_id
-            for g in admin.list_consumer_groups(request_timeout=10).result(timeout=11).valid
-        ]
-        if groups:
-            for future in admin.delete_consumer_groups(groups, request_timeout=10).values():
-                # A group whose member has not left yet (a closed consumer's LeaveGroup
-                # still in flight) is not empty; its offsets go with its topics below.
-                with contextlib.suppress(confluent_kafka.KafkaException):
-                    future.result(timeout=11)
+        self._delete_groups(admin, groups_timeout_s)
         deadline = time.monotonic() + timeout_s
         while True:
             topics = [
@@ -126,6 +129,65 @@ class KafkaBroker:
                     if err.code() != confluent_kafka.KafkaError.UNKNOWN_TOPIC_OR_PART:
                         raise
             time.sleep(0.1)
+
+    def _delete_groups(self, admin: AdminClient, timeout_s: float) -> None:
+        """Delete every consumer group, waiting (bounded) for those with members."""
+        started = time.monotonic()
+        first_refusal: str | None = None
+        while True:
+            listed = admin.list_consumer_groups(request_timeout=10).result(timeout=11).valid
+            groups = [g.group_id for g in listed]
+            refused: dict[str, confluent_kafka.KafkaError] = {}
+            if groups:
+                for group, future in admin.delete_consumer_groups(
+                    groups, request_timeout=10
+                ).items():
+                    try:
+                        future.result(timeout=11)
+                    except confluent_kafka.KafkaException as exc:
+                        err = exc.args[0]
+                        if err.code() != confluent_kafka.KafkaError.GROUP_ID_NOT_FOUND:
+                            refused[group] = err
+            waited = time.monotonic() - started
+            if not refused:
+                if first_refusal is not None:
+                    print(
+                        f"KafkaBroker.empty: waited {waited:.1f} s for {first_refusal}",
+                        file=sys.stderr,
+                    )
+                return
+            if first_refusal is None:
+                first_refusal = _describe_groups(admin, refused)
+            if waited > timeout_s:
+                raise TimeoutError(
+                    f"consumer groups left on the broker after {timeout_s:.0f} s (a worker "
+                    f"or consumer an earlier test left alive?): {_describe_groups(admin, refused)}"
+                )
+            time.sleep(0.2)
+
+
+def _describe_groups(admin: AdminClient, refused: dict[str, confluent_kafka.KafkaError]) -> str:
+    """Each refused group with the refusal and its members (client id, host, member id,
+    assigned partitions): what names a member left behind."""
+    described = admin.describe_consumer_groups(list(refused), request_timeout=10)
+    parts = []
+    for group, err in sorted(refused.items()):
+        try:
+            desc = described[group].result(timeout=11)
+        except confluent_kafka.KafkaException as exc:
+            parts.append(f"group {group!r} ({err.name()}; not described: {exc})")
+            continue
+        members = [
+            f"{m.client_id} at {m.host} (member {m.member_id}, assigned "
+            f"{sorted(f'{tp.topic}-{tp.partition}' for tp in m.assignment.topic_partitions)})"
+            for m in desc.members
+        ]
+        state = getattr(desc.state, "name", desc.state)
+        parts.append(
+            f"group {group!r} ({err.name()}, {state}): "
+            + ("; ".join(members) if members else "no members")
+        )
+    return "; ".join(parts)
 
 
 def start_broker(tmp_path_factory: pytest.TempPathFactory, name: str) -> KafkaBroker:
