@@ -92,6 +92,9 @@ __all__ = ["PostgresCdcSourceConnector", "PostgresCdcSourceTask"]
 
 _log = logging.getLogger(__name__)
 
+_CHANGES = frozenset(b"IUDT")  # pgoutput's Insert, Update, Delete and Truncate tags
+_COMMIT = 0x43
+
 
 class _Filter:
     """table.include.list / table.exclude.list over `schema.table`: whole-name matches,
@@ -169,6 +172,7 @@ class PostgresCdcSourceTask(SourceTask):
         self._repl: Any = None
         self._cursor: Any = None
         self._streaming = False
+        self._held: Any = None  # a message read past a poll's end, first in the next
         self._snapshot: SnapshotPhase | None = None
         self._done = False
         self._durable_lsn = 0
@@ -308,32 +312,71 @@ class PostgresCdcSourceTask(SourceTask):
         return self._stream()
 
     def _stream(self) -> list[SourceRecord] | None:
+        """One poll's events: up to `max.batch.size`, but never ending between two
+        changes of one LSN. A COPY writes its rows as one WAL record (a multi-insert),
+        so their Inserts share its LSN, and a restart skips the resumed transaction's
+        changes by LSN (`changes.restart_position`): an offset inside such a run would
+        drop the rows of it not yet emitted. So past the limit the next message is read
+        to know: a change of the same LSN is taken (a poll may pass the limit by the
+        rest of a run: one heap page's rows at most), a Commit is handled (the run's
+        last record then carries it), anything else is held for the next poll. A poll
+        that must stop inside a run (the task stopping) leaves the run out: it is
+        streamed again; a stream that closes inside one fails the task, which restarts
+        from its offsets."""
         out: list[SourceRecord] = []
         deadline = time.monotonic() + self._poll_s
-        cursor = self._cursor
         self._events.new_batch()
-        limit = self._batch
-        while len(out) < limit and not self._stopping.is_set():
-            with self._lock:
-                msg = cursor.read_message()
+        run, run_from = -1, 0  # the LSN of the last message if a change, its run's start
+        while not self._stopping.is_set():
+            full = len(out) >= self._batch
+            if full and run < 0:
+                break
+            msg, self._held = self._held or self._read(), None
             if msg is None:
-                if out:
-                    break
-                self._maybe_heartbeat(out)
-                if out:
-                    break
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                try:
-                    select.select([cursor], [], [], min(remaining, 0.1))
-                except (OSError, ValueError):
-                    break
-                continue
-            self._events.handle(msg.data_start, msg.payload, out)
+                if run < 0:  # between runs: a poll with records ends, an empty one waits
+                    if out:
+                        break
+                    self._maybe_heartbeat(out)
+                    remaining = deadline - time.monotonic()
+                    if out or remaining <= 0:
+                        break
+                else:  # inside a run: the rest of its transaction is on its way
+                    remaining = 0.1
+                if self._wait(min(remaining, 0.1)):
+                    continue
+                if run >= 0 and not self._stopping.is_set():
+                    raise ConnectError(f"slot {self._slot!r}: the stream closed inside a change")
+                break
+            tag, lsn = msg.payload[0], msg.data_start
+            if full and not (tag in _CHANGES and lsn == run):
+                if tag == _COMMIT:
+                    self._events.handle(lsn, msg.payload, out)
+                else:
+                    self._held = msg
+                run = -1
+                break
+            if tag in _CHANGES and lsn != run:
+                run_from = len(out)
+            self._events.handle(lsn, msg.payload, out)
+            run = lsn if tag in _CHANGES else -1
+        if run >= 0:  # stopped inside a run
+            del out[run_from:]
         if self._heartbeat_s and not out:
             self._maybe_heartbeat(out)
         return out or None
+
+    def _read(self) -> Any:
+        """The stream's next message, or None when none has arrived."""
+        with self._lock:
+            return self._cursor.read_message()
+
+    def _wait(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for the stream's socket; False once it is closed."""
+        try:
+            select.select([self._cursor], [], [], timeout_s)
+        except (OSError, ValueError):
+            return False
+        return True
 
     def _maybe_heartbeat(self, out: list[SourceRecord]) -> None:
         if not self._heartbeat_s or self._events.xid is not None:

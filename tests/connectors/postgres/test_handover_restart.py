@@ -3,6 +3,7 @@ hooks (nothing lost, nothing repeated), and refusals with clear messages."""
 
 from __future__ import annotations
 
+import io
 import threading
 from collections.abc import Callable
 
@@ -171,6 +172,22 @@ def test_a_restart_inside_a_transaction_that_began_before_another_committed(
     at, every = _restart_after(postgres_url, props, inside_b)
     assert at.source_offset["lsn"] < at.source_offset["lsn_commit"]
     assert versions(every) == {1: [1], 2: [1], 3: [1], 100: [0, 1]}
+
+
+def test_a_restart_after_part_of_one_copy_loses_none_of_its_rows(postgres_url: str) -> None:
+    """COPY writes its rows as one WAL record (a multi-insert), so the stream's Inserts
+    of them share one LSN. A poll does not end inside such a run (it may pass
+    `max.batch.size` to finish it): the restart's skip, by LSN, then drops only rows
+    that were emitted; a poll cut after 3 of them lost the other 7."""
+    run(postgres_url, "CREATE TABLE c (id int PRIMARY KEY, v int NOT NULL)")
+    props = config(postgres_url, snapshot_mode="never", max_batch_size="3")
+    Driver(props).stop()
+    with db(postgres_url) as cur:
+        cur.copy_expert("COPY c FROM STDIN", io.StringIO("".join(f"{n}\t0\n" for n in range(10))))
+        cur.execute("UPDATE c SET v = 1 WHERE id = 0")
+    at, every = _restart_after(postgres_url, props, lambda rec: True)
+    assert at.value.get("after").get("id") == 9  # the first poll: the whole run
+    assert versions(every) == {0: [0, 1], **{n: [0] for n in range(1, 10)}}
 
 
 def test_restart_position_names_the_transaction_of_every_streamed_offset() -> None:
