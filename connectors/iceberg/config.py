@@ -8,6 +8,19 @@ pyiceberg's `load_catalog` without the prefix (`type`, `uri`, `warehouse`, `s3.*
 the catalog is an SQL one by default, SQLite in the warehouse directory, so a config
 that names only a `file://` warehouse runs as it is.
 
+Per-table keys are Apache's: `iceberg.table.<table>.<property>`, the table's full name
+(dots and all) between the prefix and the last dot, the property one of a fixed set
+(`TABLE_PROPERTIES`: route-regex, id-columns, partition-by, commit-branch); the last
+three fall back to `iceberg.tables.default-*`. `IcebergSettings.table(name)` gives
+a table's effective settings. Where we refuse what Apache's sink takes (it reads
+these keys lazily, so its mistakes surface at the first record, or never):
+- with static routing, a per-table key of a table missing from `iceberg.tables` (a
+  typo there routed records nowhere, silently);
+- a `route-regex` that does not compile (Python's `re`, whose syntax is Java's for
+  the usual constructs; Apache failed the task at the first record);
+- a `route-regex` without `iceberg.tables.route-field` (Apache then sends every record
+  to every table, the regex unused).
+
 `parse(props)` returns `IcebergSettings`, raising ConfigError for the first mistake;
 `validate(props)` reports every mistake, one line each, on the key it concerns.
 """
@@ -23,7 +36,8 @@ from urllib.parse import urlparse
 
 from connect.api import ConfigDef, ConfigError, ConfigType, ConfigValue, Importance, at_least
 
-__all__ = ["CONFIG", "IcebergSettings", "parse", "parse_partition_by", "validate"]
+__all__ = ["CONFIG", "IcebergSettings", "TableSettings", "parse", "parse_partition_by",
+           "validate"]
 
 TABLES = "iceberg.tables"
 DYNAMIC = "iceberg.tables.dynamic-enabled"
@@ -32,6 +46,14 @@ AUTO_CREATE = "iceberg.tables.auto-create-enabled"
 EVOLVE = "iceberg.tables.evolve-schema-enabled"
 ID_COLUMNS = "iceberg.tables.default-id-columns"
 PARTITION_BY = "iceberg.tables.default-partition-by"
+COMMIT_BRANCH = "iceberg.tables.default-commit-branch"
+#: `iceberg.table.<table>.<property>`: per-table keys (Apache's), and their properties.
+TABLE_PREFIX = "iceberg.table."
+ROUTE_REGEX = "route-regex"
+TABLE_ID_COLUMNS = "id-columns"
+TABLE_PARTITION_BY = "partition-by"
+TABLE_COMMIT_BRANCH = "commit-branch"
+TABLE_PROPERTIES = (ROUTE_REGEX, TABLE_ID_COLUMNS, TABLE_PARTITION_BY, TABLE_COMMIT_BRANCH)
 UPSERT = "iceberg.tables.upsert-mode-enabled"
 CDC_FIELD = "iceberg.tables.cdc-field"
 FORCE_OPTIONAL = "iceberg.tables.schema-force-optional"
@@ -77,6 +99,14 @@ CONFIG = (
     .define(PARTITION_BY, ConfigType.LIST, "", None, Importance.LOW,
             "Partition spec of auto-created tables, e.g. day(ts),bucket(16,id).",
             group=_TABLES)
+    .define(COMMIT_BRANCH, ConfigType.STRING, None, None, Importance.MEDIUM,
+            "Branch the commits go to (created from main's current snapshot when "
+            "missing); default: main.", group=_TABLES)
+    .define(TABLE_PREFIX + "<table>.*", ConfigType.STRING, None, None, Importance.MEDIUM,
+            "Per-table settings, the table's full name after the prefix: route-regex "
+            "(static routing: the records whose route field matches it whole), "
+            "id-columns, partition-by and commit-branch (over the iceberg.tables."
+            "default-* ones).", group=_TABLES)
     .define(UPSERT, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
             "Tabular's upsert mode: apply inserts, updates and deletes by the identifier "
             "columns (Debezium envelopes, or ExtractNewRecordState's __op/__deleted).",
@@ -112,6 +142,20 @@ CONFIG = (
 
 
 @dataclass(frozen=True, slots=True)
+class TableSettings:
+    """One table's effective settings: its `iceberg.table.<table>.*` keys over the
+    `iceberg.tables.default-*` ones."""
+
+    #: Static routing: the route field's values this regex matches whole go here; None:
+    #: the values equal (lowercased) to the table's full or last name (ours).
+    route_regex: re.Pattern[str] | None
+    id_columns: tuple[str, ...]
+    partition_by: tuple[tuple[str, int | None, str], ...]
+    #: None: main.
+    commit_branch: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class IcebergSettings:
     connector: str
     tables: tuple[str, ...]
@@ -133,13 +177,51 @@ class IcebergSettings:
     #: `iceberg.tables.auto-create-props.*` and `…write-props.*`, prefix stripped.
     auto_create_props: dict[str, str] = field(default_factory=dict)
     write_props: dict[str, str] = field(default_factory=dict)
+    commit_branch: str | None = None
+    #: `iceberg.table.<table>.<property>` as given: table → property → value.
+    per_table: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def table(self, name: str) -> TableSettings:
+        """`name`'s effective settings (the keys were checked by `parse`)."""
+        own = self.per_table.get(name, {})
+        regex = own.get(ROUTE_REGEX)
+        ids = own.get(TABLE_ID_COLUMNS)
+        parts = own.get(TABLE_PARTITION_BY)
+        key = TABLE_PREFIX + name + "." + TABLE_PARTITION_BY
+        return TableSettings(
+            route_regex=None if regex is None else re.compile(regex),
+            id_columns=self.id_columns if ids is None else _names(ids.split(",")),
+            partition_by=(self.partition_by if parts is None
+                          else parse_partition_by(parts.split(","), key=key)),
+            commit_branch=own.get(TABLE_COMMIT_BRANCH, self.commit_branch) or None,
+        )
+
+
+def _names(items: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(x.strip() for x in items if x.strip())
+
+
+def table_keys(props: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """The `iceberg.table.<table>.<property>` keys, table → property → value. The
+    property is what follows the last dot, so a table's name may hold dots
+    (`iceberg.table.db.events.route-regex`); keys of other properties are not ours
+    (Apache's sink ignores them too)."""
+    out: dict[str, dict[str, str]] = {}
+    for key, value in props.items():
+        if not key.startswith(TABLE_PREFIX):
+            continue
+        table, _, prop = key[len(TABLE_PREFIX):].rpartition(".")
+        if table and prop in TABLE_PROPERTIES:
+            out.setdefault(table, {})[prop] = str(value)
+    return out
 
 
 def parse_partition_by(
-    items: list[str] | tuple[str, ...],
+    items: list[str] | tuple[str, ...], *, key: str = PARTITION_BY,
 ) -> tuple[tuple[str, int | None, str], ...]:
     """`day(ts)`, `bucket(16,id)`, `id` → (transform, argument, column) triples. The
-    list was split on commas, so `bucket(16` and `id)` are joined back first."""
+    list was split on commas, so `bucket(16` and `id)` are joined back first. `key`:
+    the key a mistake is reported on."""
     joined: list[str] = []
     for item in items:
         if joined and joined[-1].count("(") > joined[-1].count(")"):
@@ -150,13 +232,13 @@ def parse_partition_by(
     for text in joined:
         m = _PART.match(text)
         if m is None or (m.group(1) and m.group(1).lower() not in _TRANSFORMS):
-            raise ConfigError(PARTITION_BY, text, f"not a transform of {', '.join(_TRANSFORMS)}")
+            raise ConfigError(key, text, f"not a transform of {', '.join(_TRANSFORMS)}")
         if m.group(4):
             out.append(("identity", None, m.group(4)))
             continue
         name, arg = m.group(1).lower().rstrip("s"), m.group(2)
         if name in ("bucket", "truncate") and arg is None:
-            raise ConfigError(PARTITION_BY, text, f"{name} takes a width: {name}(N, column)")
+            raise ConfigError(key, text, f"{name} takes a width: {name}(N, column)")
         out.append((name, int(arg) if arg else None, m.group(3)))
     return tuple(out)
 
@@ -220,6 +302,40 @@ def _problems(c: dict[str, Any], props: Mapping[str, Any]) -> list[ConfigError]:
             check()
         except ConfigError as exc:
             problems.append(exc)
+    problems.extend(_table_problems(c, table_keys(props), tables))
+    return problems
+
+
+def _table_problems(c: dict[str, Any], per_table: dict[str, dict[str, str]],
+                    tables: list[str]) -> list[ConfigError]:
+    """The `iceberg.table.<table>.*` keys' mistakes (the module docstring says which
+    of them Apache's sink takes)."""
+    problems = []
+    for table, own in per_table.items():
+        def key(prop: str, table: str = table) -> str:
+            return TABLE_PREFIX + table + "." + prop
+
+        if not c[DYNAMIC] and table not in tables:
+            prop = next(iter(own))
+            problems.append(ConfigError(key(prop), own[prop], f"{table} is not one of "
+                                        f"{TABLES} ({', '.join(tables)})"))
+            continue
+        regex = own.get(ROUTE_REGEX)
+        if regex is not None:
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                problems.append(ConfigError(key(ROUTE_REGEX), regex,
+                                            f"not a regular expression: {exc}"))
+            if not c[DYNAMIC] and not c[ROUTE_FIELD]:
+                problems.append(ConfigError(key(ROUTE_REGEX), regex,
+                                            f"matches the field {ROUTE_FIELD} names: set it"))
+        if TABLE_PARTITION_BY in own:
+            try:
+                parse_partition_by(own[TABLE_PARTITION_BY].split(","),
+                                   key=key(TABLE_PARTITION_BY))
+            except ConfigError as exc:
+                problems.append(exc)
     return problems
 
 
@@ -235,7 +351,7 @@ def parse(props: Mapping[str, Any]) -> IcebergSettings:
         route_field=c[ROUTE_FIELD] or None,
         auto_create=c[AUTO_CREATE],
         evolve=c[EVOLVE],
-        id_columns=tuple(x.strip() for x in c[ID_COLUMNS] if x.strip()),
+        id_columns=_names(c[ID_COLUMNS]),
         partition_by=parse_partition_by(c[PARTITION_BY]),
         upsert=c[UPSERT],
         cdc_field=c[CDC_FIELD] or None,
@@ -247,6 +363,8 @@ def parse(props: Mapping[str, Any]) -> IcebergSettings:
         case_insensitive=c[CASE_INSENSITIVE],
         auto_create_props=_prefixed(props, AUTO_CREATE_PROPS),
         write_props=_prefixed(props, WRITE_PROPS),
+        commit_branch=c[COMMIT_BRANCH] or None,
+        per_table=table_keys(props),
     )
 
 

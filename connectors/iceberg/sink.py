@@ -11,7 +11,9 @@ How a record reaches a table (numbered as in the code):
    the records turned a column at a time), never a row at a time. A record at an
    offset before the partition's next expected one is a replay (read before the
    rewind took effect, or redelivered) and is dropped; the rows are routed to their
-   tables (all configured tables, or the one the route field names), each table
+   tables (all configured tables; with a route field, dynamically the one it names,
+   statically each table whose `route-regex` matches it whole, or, for a table with
+   no regex, equals its full or last name lowercased; no table: dropped), each table
    skipping what its own snapshots say it holds, and buffered.
 3. Once rows have waited `iceberg.control.commit.interval-ms` (from the first one
    buffered; or once `iceberg.commit.max-buffered-records` wait, or when a poll
@@ -124,6 +126,9 @@ class IcebergSinkTask(SinkTask):
         import rich.table  # noqa: F401
         for name in self.settings.tables:
             self._writer(name)
+        #: Static routing by a field: each table and its route-regex (None: by name).
+        self._routes = [(name, self.writers[name].own.route_regex)
+                        for name in self.settings.tables]
         self._waiting_since = self._clock()
         self._buffered = 0
         #: Rows came through put_batches since the last put() (the poll was not empty).
@@ -153,9 +158,8 @@ class IcebergSinkTask(SinkTask):
         for writer in self.writers.values():
             table = load_table(self.catalog, writer.name)
             if table is not None:
-                writer.committed.update(
-                    committed_offsets(table, self.settings.connector, partitions)
-                )
+                writer.committed.update(committed_offsets(
+                    table, self.settings.connector, partitions, branch=writer.branch))
         rewinds = {}
         for tp in partitions:
             held = [w.committed.get(tp) for w in self.writers.values()]
@@ -263,15 +267,18 @@ class IcebergSinkTask(SinkTask):
             if field not in data.column_names:
                 raise DataError(f"iceberg.tables.route-field={field} is not a field of the "
                                 f"records of {tp}")
-            route = pc.utf8_lower(data.column(field).cast(pa.string()))
-            targets = []
+            route = data.column(field).cast(pa.string())
+            # Tables are chosen per distinct value, not per record.
+            chosen: dict[str, list[str]] = {}
             for value in pc.unique(route).to_pylist():
                 if value is None:
                     raise DataError(f"a record of {tp} has no value for the route field {field}")
-                name = value if self.settings.dynamic else self._static_table(value)
-                if name is None:
-                    continue  # matches no configured table: Apache's sink drops it too
-                mask = pc.equal(route, value)
+                names = [value.lower()] if self.settings.dynamic else self._static_tables(value)
+                for name in names:  # none: Apache's sink drops the record too
+                    chosen.setdefault(name, []).append(value)
+            targets = []
+            for name, values in chosen.items():
+                mask = pc.is_in(route, value_set=pa.array(values, pa.string()))
                 targets.append((name, data.filter(mask), offsets[mask.to_numpy(False)]))
         for name, rows, where in targets:
             writer = self._writer(name)
@@ -286,11 +293,15 @@ class IcebergSinkTask(SinkTask):
             writer.add(rows)
             self._buffered += rows.num_rows
 
-    def _static_table(self, value: str) -> str | None:
-        for name in self.settings.tables:
-            if value in (name.lower(), name.rsplit(".", 1)[-1].lower()):
-                return name
-        return None
+    def _static_tables(self, value: str) -> list[str]:
+        """The tables a route field's `value` goes to with static routing: those whose
+        `route-regex` matches it whole (Java's `matcher().matches()`, what Apache's
+        sink calls), and those with no regex whose full or last name it equals
+        lowercased (ours; Apache's sink sends nothing to a table without a regex)."""
+        lower = value.lower()
+        return [name for name, regex in self._routes
+                if (regex.fullmatch(value) is not None if regex is not None
+                    else lower in (name.lower(), name.rsplit(".", 1)[-1].lower()))]
 
     # --------------------------------------------------------------- commit
 

@@ -80,10 +80,12 @@ def create_table(
     catalog: Catalog, name: str, schema: pa.Schema, settings: IcebergSettings
 ) -> Table:
     """A new table from a batch's schema: identifier columns required (Iceberg's rule),
-    the default partition spec, both in the creating commit, and the table properties
-    of `iceberg.tables.auto-create-props.*`. Another task creating it
+    the partition spec, both in the creating commit (the table's own
+    `iceberg.table.<name>.id-columns` / `.partition-by`, else the defaults), and the
+    table properties of `iceberg.tables.auto-create-props.*`. Another task creating it
     at the same moment wins harmlessly: its table is loaded instead."""
-    ids = set(settings.id_columns)
+    own = settings.table(name)
+    ids = set(own.id_columns)
     missing = ids - set(schema.names)
     if missing:
         raise DataError(f"{name}: id column {sorted(missing)[0]} is not a field of the records")
@@ -103,14 +105,14 @@ def create_table(
             raise
         _log.info("%s was created meanwhile by another writer (%s)", name, exc)
         return existing
-    if ids or settings.partition_by:
+    if ids or own.partition_by:
         with table.transaction() as tx:
             if ids:
                 with tx.update_schema() as update:
-                    update.set_identifier_fields(*settings.id_columns)
-            if settings.partition_by:
+                    update.set_identifier_fields(*own.id_columns)
+            if own.partition_by:
                 with tx.update_spec() as spec:
-                    for transform, arg, column in settings.partition_by:
+                    for transform, arg, column in own.partition_by:
                         spec.add_field(column, _transform(transform, arg), f"{column}_{transform}")
     _log.info("created Iceberg table %s", name)
     return table

@@ -7,7 +7,9 @@ A commit, numbered as in `TableWriter.commit`:
    schema evolved when the records bring new or wider columns and evolution is on
    (with `schema-force-optional`, created and added columns are optional; with
    `schema-case-insensitive`, the records' fields take the table's column names
-   first, `tables.match_case`).
+   first, `tables.match_case`). A commit branch (`iceberg.tables.default-commit-branch`,
+   `iceberg.table.<t>.commit-branch`) that does not exist yet is made at main's
+   current snapshot (`_fork_branch`).
    If its snapshots hold offsets of our partitions past what this writer knows,
    another task has taken them over (this one is a zombie): StaleWriterError, and the
    task drops its buffers and rewinds to the table's offsets (kafka-delta-ingest's
@@ -18,7 +20,8 @@ A commit, numbered as in `TableWriter.commit`:
 4. One catalog commit, whose snapshot summary carries the connector's offsets
    (offsets.py): a fast append of the files; or, in upsert mode, an overwrite that
    rewrites the data files holding a changed key without those rows and adds the
-   new rows.
+   new rows. Both go to the commit branch (main by default); the offsets, the zombie
+   check and upsert's scan read that branch's head.
 5. A commit another writer beat (CommitFailedException: several tasks write one
    table) is tried again on the refreshed table: pyiceberg retries a few times
    itself, the step 2 zombie check run before each of its retries too
@@ -108,6 +111,10 @@ class TableWriter:
         self.rows = 0
         #: Offsets this table's snapshots say it holds (next offset per partition).
         self.committed: dict[TopicPartition, int] = {}
+        #: This table's own settings (`iceberg.table.<name>.*` over the defaults).
+        self.own = settings.table(name)
+        #: The branch commits go to; None: main.
+        self.branch = self.own.commit_branch
 
     @property
     def exists(self) -> bool:
@@ -134,6 +141,7 @@ class TableWriter:
             data, keys = net.rows, net.keys
         props = offsets_property(self.settings.connector, offsets)
         from pyiceberg.exceptions import CommitFailedException, ValidationException
+        from pyiceberg.table.refs import MAIN_BRANCH
 
         pause = 0.05
         began = time.perf_counter()
@@ -155,12 +163,15 @@ class TableWriter:
                     if written is None or not written.fits(table):
                         written = _Written.of(table, metadata, aligned)
                     tx = table.transaction()
-                    with tx.update_snapshot(snapshot_properties=props).fast_append() as snap:
+                    update = tx.update_snapshot(snapshot_properties=props,
+                                                branch=self.branch or MAIN_BRANCH)
+                    with update.fast_append() as snap:
                         for f in written.files:
                             snap.append_data_file(f)
                     _commit_checked(tx, check)
                 else:
-                    _rewrite(table, metadata, aligned, keys, props, check)
+                    _rewrite(table, metadata, aligned, keys, props, check,
+                             branch=self.branch or MAIN_BRANCH)
                 break
             except (CommitFailedException, ValidationException) as exc:
                 # Step 5
@@ -176,7 +187,8 @@ class TableWriter:
         return True
 
     def _check_not_stale(self, table: Table, offsets: Mapping[TopicPartition, int]) -> None:
-        held = committed_offsets(table, self.settings.connector, offsets.keys())
+        held = committed_offsets(table, self.settings.connector, offsets.keys(),
+                                 branch=self.branch)
         moved = {tp: o for tp, o in held.items() if o > self.committed.get(tp, -1)}
         if moved:
             raise StaleWriterError(self.name, moved)
@@ -189,10 +201,11 @@ class TableWriter:
         table = load_table(self.catalog, self.name)
         if table is not None and table.schema().identifier_field_names():
             return sorted(table.schema().identifier_field_names())
-        if self.settings.id_columns:
-            return list(self.settings.id_columns)
+        if self.own.id_columns:
+            return list(self.own.id_columns)
         raise DataError(f"{self.name}: upsert mode needs identifier columns: the table has "
-                        "none and iceberg.tables.default-id-columns names none")
+                        f"none, and neither iceberg.table.{self.name}.id-columns nor "
+                        "iceberg.tables.default-id-columns names any")
 
     def _table(self, data: pa.Table) -> tuple[Table, pa.Table]:
         """Step 2: the table, created or evolved for `data`, and `data` with the
@@ -200,7 +213,7 @@ class TableWriter:
         schema = data.schema
         table = load_table(self.catalog, self.name)
         if self.settings.force_optional:  # identifier columns stay required (Iceberg)
-            ids = set(self.settings.id_columns)
+            ids = set(self.own.id_columns)
             if table is not None:
                 ids.update(table.schema().identifier_field_names())
             schema = pa.schema([f if f.name in ids else f.with_nullable(True) for f in schema])
@@ -215,7 +228,40 @@ class TableWriter:
                                 for i, n in enumerate(data.column_names)])
         if self.settings.evolve and evolve(table, schema):
             table = self.catalog.load_table(self.name)
-        return table, data
+        return self._fork_branch(table), data
+
+    def _fork_branch(self, table: Table) -> Table:
+        """Step 2: the commit branch made at main's current snapshot when missing.
+        Why: Java's snapshot producer (Apache's sink) builds a missing branch's first
+        snapshot on main's current one, so the branch starts with main's rows;
+        pyiceberg's would start from nothing. A table with no snapshot at all first
+        gets an empty one on main (no files, no offsets): pyiceberg refuses to write
+        a branch of a table without snapshots. Another task making either at the
+        same moment wins harmlessly."""
+        from pyiceberg.exceptions import CommitFailedException
+
+        if self.branch is None or self.branch in table.metadata.refs:
+            return table
+        if table.current_snapshot() is None:
+            tx = table.transaction()
+            with tx.update_snapshot().fast_append():
+                pass  # an empty snapshot: nothing but something to branch from
+            tx.commit_transaction()
+            table = self.catalog.load_table(self.name)
+            if self.branch in table.metadata.refs:
+                return table
+        main = table.current_snapshot()
+        assert main is not None  # made above
+        try:
+            table.manage_snapshots().create_branch(main.snapshot_id, self.branch).commit()
+        except CommitFailedException:
+            table = self.catalog.load_table(self.name)
+            if self.branch not in table.metadata.refs:
+                raise
+            return table
+        _log.info("%s: made branch %s at main's snapshot %d", self.name, self.branch,
+                  main.snapshot_id)
+        return self.catalog.load_table(self.name)
 
 
 def _key_range(keys: pa.Table) -> object:
@@ -286,10 +332,10 @@ def _commit_checked(tx: Transaction, check: Callable[[Table], None]) -> None:
 
 
 def _rewrite(table: Table, metadata: TableMetadata, rows: pa.Table, keys: pa.Table,
-             props: dict[str, str], check: Callable[[Table], None]) -> None:
-    """Step 4 of upsert mode: one overwrite snapshot that replaces each data file
-    holding a changed key by its other rows, and adds `rows`. `metadata`: the table's
-    as files are written (`_writer_metadata`)."""
+             props: dict[str, str], check: Callable[[Table], None], *, branch: str) -> None:
+    """Step 4 of upsert mode: one overwrite snapshot on `branch` that replaces each
+    data file of the branch holding a changed key by its other rows, and adds `rows`.
+    `metadata`: the table's as files are written (`_writer_metadata`)."""
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files
 
@@ -314,7 +360,10 @@ def _rewrite(table: Table, metadata: TableMetadata, rows: pa.Table, keys: pa.Tab
     # Arrow's C++ without the GIL, so a commit that touches every file of the table
     # (changes spread over its keys) uses the machine's cores. A pool of our own:
     # pyiceberg's, which the reads and writes use inside, must not wait on itself.
-    tasks = list(table.scan(row_filter=_key_range(keys)).plan_files())
+    scan = table.scan(row_filter=_key_range(keys))
+    if table.metadata.snapshot_by_name(branch) is not None:
+        scan = scan.use_ref(branch)
+    tasks = list(scan.plan_files()) if scan.snapshot() is not None else []
     with ThreadPoolExecutor(max_workers=max(1, min(len(tasks), _REWRITE_THREADS))) as pool:
         replaced = [done for done in pool.map(rewritten, tasks) if done is not None]
     added = []
@@ -324,7 +373,7 @@ def _rewrite(table: Table, metadata: TableMetadata, rows: pa.Table, keys: pa.Tab
     if not replaced and not added:
         return
     tx = table.transaction()
-    with tx.update_snapshot(snapshot_properties=props).overwrite() as snapshot:
+    with tx.update_snapshot(snapshot_properties=props, branch=branch).overwrite() as snapshot:
         snapshot.commit_uuid = commit_uuid
         for old_file, new_files in replaced:
             snapshot.delete_data_file(old_file)
