@@ -101,6 +101,10 @@ _AWAY = frozenset(
 #: answers none, and librdkafka's wait cannot be interrupted. A try that times out is
 #: made again (the client keeps its connections and metadata), up to the timeout.
 _TRY_S = 1.0
+#: How long `offset_ranges` asks again, in rounds `_ROUND_PAUSE_S` apart, for the
+#: partitions of a new topic whose leaders were not ready for the round before.
+_SETTLE_S = 2.0
+_ROUND_PAUSE_S = 0.05
 
 
 class PartitionReader:
@@ -386,12 +390,39 @@ def offset_ranges(
     timeout_s: float,
     closed: Callable[[], bool],
 ) -> dict[int, tuple[int, int]]:
-    """(log start, log end) of each of `partitions` that one ListOffsets round answered
+    """(log start, log end) of each of `partitions` that ListOffsets rounds answered
     (see the module docstring); the others are left out, for the caller to ask one by
-    one. The log end is the high watermark (read_uncommitted), as `watermarks` gives.
-    Waits in tries of `_TRY_S`, giving up with LogClosedError once `closed()`, and with
-    KafkaUnavailableError when no broker answered the round (`_AWAY`) in the request
-    timeout."""
+    one. The partitions a round left out are asked again in another, `_ROUND_PAUSE_S`
+    later, while each round answers more of them, for at most `_SETTLE_S`. Why: a
+    topic made moments ago answers only for the partitions whose leaders are ready, a
+    few more each round (5, 7, 9, 11 of 25, 50 ms apart, on the real broker), and the
+    rest asked one by one waited for their leaders through a reader each: 2 s for a
+    fresh 25-partition offsets topic. A round that answers no more ends the rounds."""
+    found: dict[int, tuple[int, int]] = {}
+    missing = list(partitions)
+    deadline = time.monotonic() + _SETTLE_S
+    while True:
+        found.update(_offset_round(admin, topic, missing, timeout_s=timeout_s, closed=closed))
+        left = [p for p in missing if p not in found]
+        if not left or len(left) == len(missing) or time.monotonic() > deadline:
+            return found
+        missing = left
+        time.sleep(_ROUND_PAUSE_S)
+
+
+def _offset_round(
+    admin: AdminClient,
+    topic: str,
+    partitions: Sequence[int],
+    *,
+    timeout_s: float,
+    closed: Callable[[], bool],
+) -> dict[int, tuple[int, int]]:
+    """(log start, log end) of each of `partitions` that one ListOffsets round
+    answered. The log end is the high watermark (read_uncommitted), as `watermarks`
+    gives. Waits in tries of `_TRY_S`, giving up with LogClosedError once `closed()`,
+    and with KafkaUnavailableError when no broker answered the round (`_AWAY`) in the
+    request timeout."""
     asked: dict[str, dict[confluent_kafka.TopicPartition, futures.Future]] = {}
     for name, spec in (("low", OffsetSpec.earliest()), ("high", OffsetSpec.latest())):
         try:

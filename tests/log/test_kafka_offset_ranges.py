@@ -92,3 +92,17 @@ def test_a_round_no_broker_answers_is_log_unavailable_within_its_timeout() -> No
     with pytest.raises(LogUnavailableError):
         offset_ranges(admin, "offsets", list(range(25)), timeout_s=1.0, closed=lambda: False)
     assert time.monotonic() - started < 4.0
+
+
+def test_a_new_topic_is_described_without_a_reader_per_partition(
+    make_broker_log: MakeKafkaLog,
+) -> None:
+    """`create_topic` answers with the topic's description: its offsets come from
+    ListOffsets rounds, asked again while the new partitions' leaders come up, not from
+    a consumer per partition waiting for its leader (2 s for a fresh offsets topic)."""
+    log = make_broker_log()
+    described = log.create_topic("fresh", 25)
+    assert [(p.partition, p.earliest_offset, p.latest_offset) for p in described.partitions] == [
+        (p, 0, 0) for p in range(25)
+    ]
+    assert [key for key in log._readers._readers if key[0] == "fresh"] == []
