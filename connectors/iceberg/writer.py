@@ -56,8 +56,9 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -168,10 +169,12 @@ class TableWriter:
                     with update.fast_append() as snap:
                         for f in written.files:
                             snap.append_data_file(f)
-                    _commit_checked(tx, check)
+                    with _sequence_race(table, self.catalog, self.name):
+                        _commit_checked(tx, check)
                 else:
-                    _rewrite(table, metadata, aligned, keys, props, check,
-                             branch=self.branch or MAIN_BRANCH)
+                    with _sequence_race(table, self.catalog, self.name):
+                        _rewrite(table, metadata, aligned, keys, props, check,
+                                 branch=self.branch or MAIN_BRANCH)
                 break
             except (CommitFailedException, ValidationException) as exc:
                 # Step 5
@@ -246,7 +249,8 @@ class TableWriter:
             tx = table.transaction()
             with tx.update_snapshot().fast_append():
                 pass  # an empty snapshot: nothing but something to branch from
-            tx.commit_transaction()
+            with _sequence_race(table, self.catalog, self.name):
+                tx.commit_transaction()
             table = self.catalog.load_table(self.name)
             if self.branch in table.metadata.refs:
                 return table
@@ -313,6 +317,29 @@ class _Written:
     def fits(self, table: Table) -> bool:
         return (table.metadata.current_schema_id, table.metadata.default_spec_id) == (
             self.schema_id, self.spec_id)
+
+
+@contextmanager
+def _sequence_race(table: Table, catalog: Catalog, name: str) -> Iterator[None]:
+    """Step 5: a commit that another writer's commit to another branch beat, told as
+    the lost race it is (CommitFailedException). Why: a commit's requirements guard
+    only its own branch's head, so a snapshot added meanwhile elsewhere (main, written
+    by another job, or `_fork_branch`'s empty snapshot of another task) passes them,
+    and the catalog then refuses ours with a ValueError ("Cannot add snapshot with
+    sequence number N older than last sequence number N"), the number taken. It is
+    told apart from a mistake by the fact, not the message: the table's last sequence
+    number moved past the one the commit was built on."""
+    from pyiceberg.exceptions import CommitFailedException
+
+    built_on = table.metadata.last_sequence_number
+    try:
+        yield
+    except ValueError as exc:
+        current = load_table(catalog, name)
+        if current is None or current.metadata.last_sequence_number <= built_on:
+            raise
+        raise CommitFailedException(f"{name}: another writer's commit took sequence "
+                                    f"number {built_on + 1} meanwhile ({exc})") from exc
 
 
 def _commit_checked(tx: Transaction, check: Callable[[Table], None]) -> None:
