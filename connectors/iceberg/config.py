@@ -85,8 +85,9 @@ CONFIG = (
             "Route each record to the table named by its route field (lower-cased).",
             group=_TABLES)
     .define(ROUTE_FIELD, ConfigType.STRING, None, None, Importance.MEDIUM,
-            "Record field naming the table (dynamic routing) or matched against the table "
-            "names (static routing).", group=_TABLES)
+            "Record field naming the table (dynamic routing), or matched whole against "
+            "each table's iceberg.table.<table>.route-regex (static routing; a table "
+            "without one: against its full or last name, lowercased).", group=_TABLES)
     .define(AUTO_CREATE, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
             "Create a missing table (and namespace) from the first records' schema.",
             group=_TABLES)
