@@ -5,9 +5,21 @@ statement moves it into the table.
 `INSERT … SELECT … ON CONFLICT (key) DO UPDATE SET c = EXCLUDED.c` (upsert),
 `INSERT … SELECT` (insert), `UPDATE … FROM stage` (update), `DELETE … USING stage`
 (delete). Staging tables are `ON COMMIT DELETE ROWS`, one per table and column set per
-connection. Its own module because it is a second way of writing, for one database,
-with its own encoding of values (`copy_formatter`): a column it cannot encode sends
-its runs the generic way (`connectors.jdbc.sink_statements`).
+connection.
+
+The stage of an UPDATE or a DELETE is analyzed once COPY has filled it, so the planner
+knows how many keys it holds. A temporary table is never analyzed by autovacuum, and
+TRUNCATE forgets statistics: without them PostgreSQL takes the stage for ten pages
+(thousands of rows) and joins even a run of one key to its table by hashing the WHOLE
+table, a seq scan per run that grows with the table. A CDC stream alternates upsert and
+delete runs, so a restarted worker's catch-up (large puts of many runs) crawled.
+Analyzed, a run of a few keys probes the table's key index, and a large one still
+hashes. An INSERT's stage is not joined to the table (ON CONFLICT probes the key index
+per row): it needs none.
+
+Its own module because it is a second way of writing, for one database, with its own
+encoding of values (`copy_formatter`): a column it cannot encode sends its runs the
+generic way (`connectors.jdbc.sink_statements`).
 
 An array column's value is PostgreSQL's array literal (`connectors.jdbc.pg_arrays`),
 written into the CSV like any text: CSV quoting is the writer's, and a backslash means
@@ -138,6 +150,8 @@ def write_copy(
                 copy.write(buf.getvalue())
     finally:
         cursor.close()
+    if op in ("update", "delete"):  # joined to the table: see the module docstring
+        conn.exec_driver_sql(f"ANALYZE {stage_sql}")
     conn.execute(_merge_statement(b, op))
 
 
