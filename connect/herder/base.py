@@ -215,15 +215,6 @@ class LogHerder:
         """Replay the stores and start running what this herder runs."""
         raise NotImplementedError
 
-    def _prepare_appends(self) -> None:
-        """Let the log get ready to append while the stores replay (KafkaLog: its
-        producer's idempotence handshake, about 0.5 s on a real broker, else waited for
-        by the first append after the replays: a distributed worker's group join, a
-        standalone worker's first status); nothing for a log without the hook."""
-        prepare = getattr(self.log, "prepare_appends", None)
-        if prepare is not None:
-            prepare()
-
     def stop(self) -> None:
         """Stop everything it runs, with final offset commits."""
         raise NotImplementedError

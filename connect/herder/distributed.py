@@ -33,8 +33,9 @@ from connect.api import NotFoundError
 from connect.herder.api import ConnectorStateInfo
 from connect.herder.base import LogHerder, with_placeholders
 from connect.herder.fencing import fence_before_tasks, needs_fencing, runs_fencing
-from connect.herder.member import GroupMember
+from connect.herder.member import GROUP_TOPIC_CONFIG, GroupMember
 from connect.herder.membership import AssignorConfig, TaskId, Work
+from connect.herder.startup import internal_topics, prepare_log
 from connect.plugins import Plugins
 from connect.storage import ClusterConfig, State, Status, TargetState
 from log import Log
@@ -110,7 +111,8 @@ class DistributedHerder(LogHerder):
 
     def start(self) -> None:
         """Replay the stores, join the group and start applying assignments."""
-        self._prepare_appends()
+        group = (self.member.topic, 1, GROUP_TOPIC_CONFIG)
+        prepare_log(self.log, [*internal_topics(self.config), group])  # before the replays
         self.configs.start()
         self.offsets.start()
         self.status.start()

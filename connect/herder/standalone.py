@@ -15,6 +15,7 @@ from connect.api import NotFoundError
 from connect.herder.api import ConnectorStateInfo
 from connect.herder.base import LogHerder, with_placeholders
 from connect.herder.fencing import fence_before_tasks
+from connect.herder.startup import internal_topics, prepare_log
 from connect.storage import State, Status, TargetState
 
 __all__ = ["StandaloneHerder"]
@@ -27,7 +28,7 @@ class StandaloneHerder(LogHerder):
 
     def start(self) -> None:
         """Replay the stores and start every connector as its target state says."""
-        self._prepare_appends()
+        prepare_log(self.log, internal_topics(self.config))  # before the replays
         self.configs.start()
         self.offsets.start()
         self.status.start()

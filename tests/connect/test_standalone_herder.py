@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -316,29 +318,38 @@ def test_a_task_process_dying_before_its_first_status_is_failed(start_herder) ->
     assert "exited unexpectedly (exit code 3)" in trace
 
 
-def test_a_herder_on_kafka_makes_its_producer_before_it_replays(
-    tmp_path: Path, make_kafka_log: Callable[..., object]
+def test_a_herder_on_kafka_prepares_its_log_before_it_replays(
+    tmp_path: Path, make_kafka_log: Callable[..., Any]
 ) -> None:
-    """The producer's idempotence handshake runs beside the stores' replays (as the
-    distributed herder's does): by the time the replays begin, the log holds the one
-    producer the first status write will use."""
+    """connect.herder.startup: by the time the stores replay, the log holds the one
+    producer the first status write will use (its idempotence handshake ran beside
+    the replays), and the three internal topics were made, side by side on threads of
+    their own (not one after another in each store's start)."""
     log = make_kafka_log()
     # librdkafka's mock cluster has no admin API: its topics are auto-created with 4
     # partitions.
     partitions = {f"{s}.storage.partitions": "4" for s in ("offset", "status")}
-    herder = StandaloneHerder(
-        worker_config(tmp_path / "unused", **partitions), log=log, worker_id="w1"
-    )
-    producers_at_replay: list[int] = []
-    replay = herder.configs.start
+    config = worker_config(tmp_path / "unused", **partitions)
+    herder = StandaloneHerder(config, log=log, worker_id="w1")
+    at_replay: list[tuple[int, set[str]]] = []
+    made_on: dict[str, str] = {}
+    replay, create = herder.configs.start, log.create_topic
 
-    def replay_and_count() -> None:
-        producers_at_replay.append(len(log._writer._producers))  # type: ignore[attr-defined]
+    def replay_and_look() -> None:
+        at_replay.append((len(log._writer._producers), set(log.list_topics())))
         replay()
 
-    herder.configs.start = replay_and_count  # type: ignore[method-assign]
+    def create_and_note(name: str, *args: Any, **kwargs: Any) -> Any:
+        made_on.setdefault(name, threading.current_thread().name)
+        return create(name, *args, **kwargs)
+
+    herder.configs.start = replay_and_look  # type: ignore[method-assign]
+    log.create_topic = create_and_note  # type: ignore[method-assign]
     herder.start()
     try:
-        assert producers_at_replay == [1]
+        internal = {config[f"{s}.storage.topic"] for s in ("config", "offset", "status")}
+        assert at_replay == [(1, internal)]
+        assert set(made_on) == internal
+        assert all(thread.startswith("internal-topic") for thread in made_on.values())
     finally:
         herder.stop()
