@@ -21,7 +21,10 @@ records since the last offset commit come again: with `insert.mode=upsert` (and 
 key) writing them again changes nothing, which makes the pipeline exactly-once in
 effect. Within a put, each table's records are written in order; consecutive records
 of one shape and operation go together, so a delete between two upserts of a key is
-applied between them, and a truncate empties the table exactly where it stands.
+applied between them, and a truncate empties the table exactly where it stands. With
+`insert.mode=upsert`, a stretch of upserts of one shape and deletes is written as the
+last operation per key (`sink_writer.reduce_runs`): the same table, in two statements
+instead of one per change of operation (a CDC stream changes it in every transaction).
 
 Truncates. A truncate event is a Debezium change event (a struct or map with `op`,
 `before`, `after`) whose `op` is `t`; ExtractNewRecordState passes it on unchanged with
@@ -49,8 +52,9 @@ sink cannot map (no schema and no table, a nested field, a tombstone without
    and every other record of the put is written. The put is then no longer one
    transaction: a crash in the middle brings the whole put again (at least once; with
    upsert, no harm), and its bad records are reported again. An upsert writes only
-   the last record per key of a run, so a refused record that a later one of its key
-   supersedes within the same write is never tried, and not reported.
+   the last record per key of a stretch of upserts and deletes, so a refused record
+   that a later one of its key (or its delete) supersedes within the same write is
+   never tried, and not reported.
 3. With `errors.tolerance=none` (the default) nothing of the put is written and the
    task fails with a ConnectError naming the topic, partition and offset: the bad
    record's when it is known (mapping, or a put of one record), else the span of the

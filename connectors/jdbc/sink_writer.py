@@ -19,6 +19,13 @@ not exist yet is skipped (nothing to empty, and no columns to create it from).
 
 Upsert runs are first reduced to the last row per key (what a row-by-row upsert ends
 with anyway): PostgreSQL refuses to touch one row twice in one INSERT … ON CONFLICT.
+With `insert.mode=upsert`, a table's consecutive upsert runs of one plan and the delete
+runs between them (a CDC stream's updates, inserts and deletes, which alternate) are
+reduced further, to the last operation per key (`reduce_runs`): one delete run and one
+upsert run, in place of a statement or three per source transaction. The table ends as
+applying them in order would: an upsert sets the whole row of its plan and a delete
+removes it, so only each key's last operation counts, and the keys of the two runs are
+distinct. A truncate, an upsert of another plan or another operation ends the stretch.
 
 Statements, per dialect (identifiers quoted by the dialect's own preparer unless
 `quote.sql.identifiers=never`; SQLAlchemy's dialect-specific constructs):
@@ -50,7 +57,7 @@ from connectors.jdbc.sink_fields import FieldsPlan, column_type, value_converter
 from connectors.jdbc.sink_statements import write_generic
 from connectors.jdbc.sink_tables import Bound, TableName, Tables, TableSchemaError
 
-__all__ = ["TRUNCATE", "JdbcWriter", "Run"]
+__all__ = ["TRUNCATE", "JdbcWriter", "Run", "reduce_runs"]
 
 #: The operation of a run that empties its table (its plan is None).
 TRUNCATE = "truncate"
@@ -64,6 +71,59 @@ class Run:
     plan: FieldsPlan | None
     op: str  # insert | upsert | update | delete | truncate
     rows: list[tuple] = field(default_factory=list)
+
+
+def _reducible(run: Run, upsert_plan: FieldsPlan | None, keys: tuple[str, ...] | None) -> bool:
+    """Whether `run` may join a stretch whose upserts have `upsert_plan` and whose runs
+    have the key columns `keys` (None: not known yet)."""
+    plan = run.plan
+    if plan is None or run.op not in ("upsert", "delete"):
+        return False
+    if run.op == "upsert" and upsert_plan is not None and plan is not upsert_plan:
+        return False
+    return keys is None or tuple(c.name for c in plan.key_columns) == keys
+
+
+def reduce_runs(runs: Sequence[Run]) -> list[Run]:
+    """`runs` of one table (upsert mode) with each stretch of consecutive upsert runs
+    of one plan and delete runs reduced to the last operation per key: a delete run of
+    the keys whose last operation deletes, then an upsert run of the others' last rows
+    (see the module docstring). Other runs stay as they are, in order."""
+    out: list[Run] = []
+    i = 0
+    while i < len(runs):
+        upsert_plan: FieldsPlan | None = None
+        keys: tuple[str, ...] | None = None
+        j = i
+        while j < len(runs) and _reducible(runs[j], upsert_plan, keys):
+            plan = runs[j].plan
+            assert plan is not None
+            keys = tuple(c.name for c in plan.key_columns)
+            if runs[j].op == "upsert":
+                upsert_plan = plan
+            j += 1
+        if j - i < 2:  # nothing to reduce
+            out.append(runs[i])
+            i += 1
+            continue
+        last: dict[tuple, tuple[bool, tuple]] = {}  # key -> (upserted, row)
+        delete_plan: FieldsPlan | None = None
+        for run in runs[i:j]:
+            assert run.plan is not None
+            n_key = run.plan.n_key
+            upserted = run.op == "upsert"
+            if not upserted:
+                delete_plan = run.plan
+            for row in run.rows:
+                last[row[:n_key]] = (upserted, row)
+        deletes = [row for upserted, row in last.values() if not upserted]
+        upserts = [row for upserted, row in last.values() if upserted]
+        if deletes:
+            out.append(Run(delete_plan, "delete", deletes))
+        if upserts:
+            out.append(Run(upsert_plan, "upsert", upserts))
+        i = j
+    return out
 
 
 class JdbcWriter:
@@ -130,8 +190,9 @@ class JdbcWriter:
         conn = self.connection()
         # Step 1: every table fits its plans (DDL in transactions of their own)
         steps: list[tuple[TableName, Bound | None, Run]] = []
+        upsert_mode = self.settings.insert_mode == "upsert"
         for table, runs in batches:
-            for run in runs:
+            for run in reduce_runs(runs) if upsert_mode else runs:
                 if run.op in ("delete", TRUNCATE) and self._tables.info(conn, table) is None:
                     continue  # no table, no row to delete
                 if run.plan is None:
