@@ -1,5 +1,6 @@
 """A throughput check: printed for the record, asserted only loosely (shared CI boxes
-vary). Batches of 10,000 as the worker converts them; 1,000,000 records per figure."""
+vary). Batches of 10,000 as the worker converts them; 200,000 records per figure (a
+million took 12.6 s of the suite for the same loose check; bench/ has the figures)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import time
 from connect.api import STRING_SCHEMA, Converter, Schema
 from connect.converters import IntegerConverter, JsonConverter, StringConverter
 
-RECORDS, BATCH = 1_000_000, 10_000
+RECORDS, BATCH = 200_000, 10_000
 
 
 def measure(converter: Converter, schema: Schema | None, values: list) -> tuple[float, float]:
@@ -44,4 +45,5 @@ def test_throughput(capsys: object) -> None:
         "integer_s": measure(IntegerConverter(), None, list(range(BATCH))),
     }
     print(json.dumps({"records": RECORDS, "value_bytes": 100, "to_bytes/from_bytes": figures}))
-    assert sum(figures["json_schemas_s"]) < 15  # the target is 3 s; this only catches collapse
+    # The target is 3 s a million both ways (0.6 s here); five times it only catches collapse.
+    assert sum(figures["json_schemas_s"]) < 15 * RECORDS / 1_000_000
