@@ -170,10 +170,12 @@ def test_sigkills_at_seeded_points_lose_no_change_and_the_replayed_table_matches
         # Kill 1: in the snapshot (a snapshot emits its reads before any change).
         cut = rng.randint(1_000, 4_000)
         wait_until(lambda: topic_size(log, topic) >= cut, 60, f"{cut} snapshot reads")
-        writer.start()  # from now on every committed change must reach the topic
+        # The kill first: the 20,000 reads take well under a second, and the writer's
+        # start (a thread, a connection) before it let the snapshot finish under load.
         kill_process_group(worker)
         at_kill = topic_size(log, topic)
         assert at_kill < INITIAL_ROWS, f"the snapshot had finished ({at_kill} records)"
+        writer.start()  # from now on every committed change must reach the topic
         worker = start()
         # Kills 2 and 3: in the stream, with the TRUNCATE between them.
         for kill in (2, 3):
