@@ -2,12 +2,12 @@
 Connect, the same work through both in one run; prints one JSON line.
 
 One run starts one MariaDB server (tests/mysql.py's, binlog on), one Kafka broker
-(`scripts/kafka`), a Tributary worker on KafkaLog (`bootstrap.servers`, tasks as
-threads) and a Kafka Connect worker (`scripts/kafka-connect`, standalone, Debezium's
-MariaDB connector on its plugin path: the tests' server is MariaDB, whose dialect
-Debezium's MySQL connector refuses), then runs each step on both systems, one system at
-a time, by the same REST calls with the same connector config (Tributary takes
-Debezium's class name and keys):
+(`scripts/kafka`; none with `--log embedded`, below), a Tributary worker on KafkaLog
+(`bootstrap.servers`, tasks as threads) and a Kafka Connect worker
+(`scripts/kafka-connect`, standalone, Debezium's MariaDB connector on its plugin path:
+the tests' server is MariaDB, whose dialect Debezium's MySQL connector refuses), then
+runs each step on both systems, one system at a time, by the same REST calls with the
+same connector config (Tributary takes Debezium's class name and keys):
 
 1. the snapshot: a table `snap` of `--rows` rows of 10 columns (bench/cdc_bench.py's
    shape), `snapshot.mode=initial_only`; rows over the time from POST /connectors until
@@ -24,8 +24,18 @@ Debezium's class name and keys):
    latency is each record's Kafka timestamp (the topic's LogAppendTime, the broker's
    clock for both) minus the row's timestamp.
 
+`--log embedded` (with `--only tributary`) runs the same steps, configs and data on
+Tributary's default log instead: the worker (standalone, tasks as threads, not the
+embedded log's default of a process per task) on a fresh `log.dir`, no broker. The bench
+reads that directory with FileLog: "arrived" is the topic's end offset, and the latency's
+stamp the log's own at the append (MySqlCdcSource's records carry no timestamp, so the
+log's clock stamps them as it appends: LogAppendTime, not the binlog event's time); a
+stamp before its row's commit fails the run. No ratios, no `broker_<key>`; `log` says
+which ran.
+
     python bench/mysql_cdc_bench.py [--rows N] [--changes N] [--latency-s S]
-                                    [--only tributary|debezium] [--profile DIR]
+                                    [--only tributary|debezium] [--log kafka|embedded]
+                                    [--profile DIR]
                                     [--profile-idle]
                                     [--connect-heap 1g] [--dir DIR]
 
@@ -44,7 +54,7 @@ Keys: snapshot_rows_per_s, cdc_changes_per_s, cdc_latency_p50_ms, cdc_latency_p9
 (Tributary's); mysql_snapshot_debezium_rows_per_s, mysql_streaming_debezium_changes_per_s,
 debezium_latency_p50_ms, debezium_latency_p99_ms; the ratios mysql_snapshot_vs_debezium
 and mysql_streaming_vs_debezium; targets_met (one flag per target of the issue); the
-sizes and settings.
+sizes and settings; `log` (kafka or embedded).
 
 The machine is shared, so beside the rates each system's worker process CPU over the
 timed steps is printed (`<system>_snapshot_cpu_us_per_row`,
@@ -94,6 +104,8 @@ PREFIXES = {"tributary": "trib", "debezium": "dbz"}
 #: database.server.id per system and step: every binlog client needs its own.
 SERVER_IDS = {"tributary": 5400, "debezium": 5500}
 STEPS = {"snap": 1, "stream": 2, "lat": 3}
+#: The worker on the embedded log: tasks as threads, as on Kafka (its CPU one process's).
+EMBEDDED = {"task.isolation": "thread"}
 TARGETS = {
     "snapshot_rows_per_s": 150_000,
     "cdc_changes_per_s": 50_000,
@@ -114,6 +126,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--latency-s", type=float, default=10.0, help="seconds of 5,000 changes/s per system"
     )
     parser.add_argument("--only", choices=("tributary", "debezium"), help="one system only")
+    parser.add_argument("--log", choices=("kafka", "embedded"), default="kafka",
+                        help="Tributary's log: the bench's broker, or a fresh log.dir (the "
+                        "default deployment: no broker, no JVM; with --only tributary)")
     parser.add_argument("--profile", type=Path, help="py-spy stacks of Tributary's steps here")
     parser.add_argument("--profile-idle", action="store_true",
                         help="with --profile: waiting threads sampled too, each thread's "
@@ -123,6 +138,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.rows < 1000 or args.changes < 1000 or args.latency_s <= 0:
         parser.error("--rows ≥ 1000, --changes ≥ 1000, --latency-s > 0")
+    if args.log == "embedded" and args.only != "tributary":
+        parser.error("--log embedded runs Tributary alone (Kafka Connect needs the broker): "
+                     "add --only tributary")
     return args
 
 
@@ -131,11 +149,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 @dataclass(frozen=True)
 class Database:
-    """The bench's database on the server, and the broker Debezium's history goes to."""
+    """The bench's database, and the broker Debezium's history goes to (None: none)."""
 
     server: MysqlServer
     name: str
-    bootstrap: str
+    bootstrap: str | None
 
     def connect(self) -> Any:
         import pymysql
@@ -161,10 +179,10 @@ class Database:
             "database.include.list": self.name,
             "table.include.list": f"{self.name}.{table}",
             "snapshot.mode": mode,
-            "schema.history.internal.kafka.bootstrap.servers": self.bootstrap,
             "schema.history.internal.kafka.topic": f"{prefix}.history",
             **TUNING,
-        }
+        } | ({"schema.history.internal.kafka.bootstrap.servers": self.bootstrap}
+             if self.bootstrap else {})
 
 
 def make_tables(db: Database, rows: int) -> None:
@@ -231,31 +249,98 @@ def profiled(system: System, out: Path | None, step: str, idle: bool = False
         spy.wait(60)
 
 
+# --------------------------------------------------------------------------- arrivals
+# What the steps read of a topic (one partition), on either log: its end offset
+# ("arrived"), its last record's value, each record's value beside its append time.
+
+
+class KafkaTopics(Topics):
+    """The bench's broker: topics made by the bench (one partition, LogAppendTime)."""
+
+    def __init__(self, bootstrap: str) -> None:
+        super().__init__(bootstrap)
+        self.bootstrap = bootstrap
+
+    def create(self, names: list[str]) -> None:
+        create_topics(self.bootstrap, names)
+
+    def last_value(self, topic: str, end: int) -> bytes | None:
+        from confluent_kafka import TopicPartition
+
+        self.consumer.assign([TopicPartition(topic, 0, end - 1)])
+        try:
+            for msg in self.consumer.consume(1, timeout=10):
+                if msg.error():
+                    raise RuntimeError(f"{topic}: {msg.error()}")
+                return msg.value()
+            raise RuntimeError(f"{topic}: no record at offset {end - 1} in 10 s")
+        finally:
+            self.consumer.unassign()
+
+    def stamped(self, topic: str) -> list[tuple[int, bytes | None]]:
+        out = []
+        for msg in self.read(topic):
+            kind, stamp = msg.timestamp()
+            if kind != 2:  # confluent_kafka.TIMESTAMP_LOG_APPEND_TIME
+                raise RuntimeError(f"{topic}: a record stamped by its producer, not the broker")
+            out.append((stamp, msg.value()))
+        return out
+
+
+class EmbeddedTopics:
+    """The worker's embedded log, only read by the bench (a reader holds the write lock
+    just to open a partition, once). The worker makes each topic at its first record.
+    A record the task gives no timestamp, as MySqlCdcSource's, is stamped by the log's
+    clock at the append: the append time, as LogAppendTime on a broker."""
+
+    def __init__(self, directory: Path) -> None:
+        from log import FileLog
+
+        self.log = FileLog(directory, background=False, create=False)
+        self._made: set[str] = set()
+
+    def create(self, names: list[str]) -> None:  # the worker makes them
+        del names
+
+    def count(self, topic: str) -> int:
+        if topic not in self._made:
+            if topic not in self.log.list_topics():
+                return 0
+            self._made.add(topic)
+        return self.log.latest_offset(topic, 0)
+
+    def last_value(self, topic: str, end: int) -> bytes | None:
+        return self.log.read(topic, 0, end - 1, max_records=1)[0].value
+
+    def stamped(self, topic: str) -> list[tuple[int, bytes | None]]:
+        out, offset, end = [], 0, self.count(topic)
+        while offset < end:
+            batch = self.log.read(topic, 0, offset)
+            out += [(rec.timestamp, rec.value) for rec in batch]
+            offset = batch[-1].offset + 1
+        return out
+
+    def close(self) -> None:
+        self.log.close()
+
+
+Arrivals = KafkaTopics | EmbeddedTopics
+
+
 # ------------------------------------------------------------------------------ steps
 
 
-def last_after(topics: Topics, topic: str) -> dict[str, Any] | None:
+def last_after(topics: Arrivals, topic: str) -> dict[str, Any] | None:
     """The `after` of the topic's last record (None for none or a tombstone)."""
-    from confluent_kafka import TopicPartition
-
     end = topics.count(topic)
-    if end == 0:
-        return None
-    topics.consumer.assign([TopicPartition(topic, 0, end - 1)])
-    try:
-        for msg in topics.consumer.consume(1, timeout=10):
-            if msg.error():
-                raise RuntimeError(f"{topic}: {msg.error()}")
-            return json.loads(msg.value())["after"] if msg.value() else None
-        raise RuntimeError(f"{topic}: no record at offset {end - 1} in 10 s")
-    finally:
-        topics.consumer.unassign()
+    value = topics.last_value(topic, end) if end else None
+    return json.loads(value)["after"] if value else None
 
 
-def snapshot(system: System, tag: str, db: Database, topics: Topics, rows: int) -> float:
+def snapshot(system: System, tag: str, db: Database, topics: Arrivals, rows: int) -> float:
     """Step 1: rows per second of the snapshot."""
     topic = db.topic(tag, "snap", "snap")
-    create_topics(db.bootstrap, [topic])
+    topics.create([topic])
     name = f"{tag}-snapshot"
     began = time.perf_counter()
     system.create(name, db.config(tag, "snap", "snap", "initial_only"))
@@ -266,7 +351,7 @@ def snapshot(system: System, tag: str, db: Database, topics: Topics, rows: int) 
 
 
 def warm_up(system: System, name: str, db: Database, topic: str, table: str,
-            topics: Topics) -> tuple[int, int]:
+            topics: Arrivals) -> tuple[int, int]:
     """Write to `table` until the connector streams it, then a marker, and wait for the
     marker: the topic's record count then (the writes before the connector's start
     position are not in it, so they cannot be counted on the writing side), and the
@@ -312,11 +397,11 @@ def stop(system: System, name: str) -> None:
     system.wait(stopped, [name], 60, f"{name} stopped")
 
 
-def stream_ready(system: System, tag: str, db: Database, topics: Topics) -> tuple[int, int]:
+def stream_ready(system: System, tag: str, db: Database, topics: Arrivals) -> tuple[int, int]:
     """Step 2, before the changes: the connector has streamed and stopped; its warm-up
     record count and the warm-up's writes to `snap`."""
     topic = db.topic(tag, "stream", "snap")
-    create_topics(db.bootstrap, [topic])
+    topics.create([topic])
     name = f"{tag}-stream"
     system.create(name, db.config(tag, "stream", "snap", "no_data"))
     warm = warm_up(system, name, db, topic, "snap", topics)
@@ -324,7 +409,7 @@ def stream_ready(system: System, tag: str, db: Database, topics: Topics) -> tupl
     return warm
 
 
-def streaming(system: System, tag: str, db: Database, topics: Topics, warm: int,
+def streaming(system: System, tag: str, db: Database, topics: Arrivals, warm: int,
               transactions: int) -> tuple[float, int]:
     """Step 2: changes per second of the backlog's stream, from the resume until the
     marker written after the backlog (`i = -2` on row 1) is the topic's last record;
@@ -348,11 +433,11 @@ def streaming(system: System, tag: str, db: Database, topics: Topics, warm: int,
     return transactions * PER_TX / (ended - began), topics.count(topic) - expected
 
 
-def latency(system: System, tag: str, db: Database, topics: Topics,
+def latency(system: System, tag: str, db: Database, topics: Arrivals,
             seconds: float) -> tuple[float, float]:
     """Step 3: (p50, p99) in ms of commit → topic at 5,000 changes/s."""
     topic = db.topic(tag, "lat", "lat")
-    create_topics(db.bootstrap, [topic])
+    topics.create([topic])
     name = f"{tag}-latency"
     system.create(name, db.config(tag, "lat", "lat", "no_data"))
     warm, _ = warm_up(system, name, db, topic, "lat", topics)
@@ -371,16 +456,15 @@ def latency(system: System, tag: str, db: Database, topics: Topics,
                 f"{total} latency records in {topic}")
     system.delete(name)
     latencies = []
-    for msg in topics.read(topic):
-        kind, stamp = msg.timestamp()
-        if kind != 2:  # confluent_kafka.TIMESTAMP_LOG_APPEND_TIME
-            raise RuntimeError(f"{topic}: a record stamped by its producer, not the broker")
-        after = json.loads(msg.value())["after"]
+    for stamp, value in topics.stamped(topic):
+        after = json.loads(value)["after"]  # type: ignore[arg-type]
         if after["pad"] == "x":  # `at` is an io.debezium.time.ZonedTimestamp
             latencies.append(stamp - dt.datetime.fromisoformat(after["at"]).timestamp() * 1000)
     if len(latencies) != total:
         raise RuntimeError(f"{system.name}: {len(latencies)} latency records, not {total}")
     latencies.sort()
+    if latencies[0] < -1:  # whole ms against µs: else a stamp before the commit
+        raise RuntimeError(f"{topic}: stamped {-latencies[0]:.1f} ms before its commit")
     return statistics.median(latencies), latencies[int(len(latencies) * 0.99) - 1]
 
 
@@ -411,41 +495,38 @@ def cpu_per(system: System, out: dict[str, Any], key: str, units: int,
         out[k] = round((cpu_s(pid) - began[k]) / units * 1e6, 2)
 
 
-def measure(systems: dict[str, System], db: Database, args: argparse.Namespace,
-            peers: dict[str, int]) -> dict[str, Any]:
-    """The three steps on each system, one system at a time (`peers`: the pids of the
-    server and the broker, whose CPU per unit is printed beside the worker's)."""
+def measure(systems: dict[str, System], db: Database, topics: Arrivals,
+            args: argparse.Namespace, peers: dict[str, int]) -> dict[str, Any]:
+    """The three steps on each system, one system at a time, arrivals read from `topics`
+    (`peers`: the pids of the server and the broker, whose CPU per unit is printed
+    beside the worker's)."""
     transactions = args.changes // PER_TX
-    topics = Topics(db.bootstrap)
     out: dict[str, Any] = {}
     keys = {"tributary": ("snapshot_rows_per_s", "cdc_changes_per_s", "cdc_latency"),
             "debezium": ("mysql_snapshot_debezium_rows_per_s",
                          "mysql_streaming_debezium_changes_per_s", "debezium_latency")}
-    try:
-        for tag, system in systems.items():  # Step 1
-            with profiled(system, args.profile, "snapshot", args.profile_idle), cpu_per(
-                    system, out, f"{tag}_snapshot_cpu_us_per_row", args.rows, peers):
-                out[keys[tag][0]] = round(snapshot(system, tag, db, topics, args.rows))
-        ready = {tag: stream_ready(system, tag, db, topics) for tag, system in systems.items()}
-        # a system stopped first streams the later systems' warm-up writes on its resume
-        order = list(ready)
-        warm = {tag: ready[tag][0] + sum(ready[t][1] for t in order[i + 1 :])
-                for i, tag in enumerate(order)}
-        out["stream_warm_up_writes"] = {tag: ready[tag][1] for tag in order}
-        make_changes(db, rows=args.rows, transactions=transactions)
-        for tag, system in systems.items():  # Step 2
-            with profiled(system, args.profile, "streaming", args.profile_idle), cpu_per(
-                    system, out, f"{tag}_stream_cpu_us_per_change", args.changes, peers):
-                rate, repeats = streaming(system, tag, db, topics, warm[tag], transactions)
-            out[keys[tag][1]] = round(rate)
-            out[f"{tag}_stream_repeats"] = repeats
-        for tag, system in systems.items():  # Step 3
-            with profiled(system, args.profile, "latency", args.profile_idle):
-                p50, p99 = latency(system, tag, db, topics, args.latency_s)
-            out[f"{keys[tag][2]}_p50_ms"], out[f"{keys[tag][2]}_p99_ms"] = (
-                round(p50, 1), round(p99, 1))
-    finally:
-        topics.close()
+    for tag, system in systems.items():  # Step 1
+        with profiled(system, args.profile, "snapshot", args.profile_idle), cpu_per(
+                system, out, f"{tag}_snapshot_cpu_us_per_row", args.rows, peers):
+            out[keys[tag][0]] = round(snapshot(system, tag, db, topics, args.rows))
+    ready = {tag: stream_ready(system, tag, db, topics) for tag, system in systems.items()}
+    # a system stopped first streams the later systems' warm-up writes on its resume
+    order = list(ready)
+    warm = {tag: ready[tag][0] + sum(ready[t][1] for t in order[i + 1 :])
+            for i, tag in enumerate(order)}
+    out["stream_warm_up_writes"] = {tag: ready[tag][1] for tag in order}
+    make_changes(db, rows=args.rows, transactions=transactions)
+    for tag, system in systems.items():  # Step 2
+        with profiled(system, args.profile, "streaming", args.profile_idle), cpu_per(
+                system, out, f"{tag}_stream_cpu_us_per_change", args.changes, peers):
+            rate, repeats = streaming(system, tag, db, topics, warm[tag], transactions)
+        out[keys[tag][1]] = round(rate)
+        out[f"{tag}_stream_repeats"] = repeats
+    for tag, system in systems.items():  # Step 3
+        with profiled(system, args.profile, "latency", args.profile_idle):
+            p50, p99 = latency(system, tag, db, topics, args.latency_s)
+        out[f"{keys[tag][2]}_p50_ms"], out[f"{keys[tag][2]}_p99_ms"] = (
+            round(p50, 1), round(p99, 1))
     return out
 
 
@@ -454,21 +535,27 @@ def run(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         server = MysqlServer()
         stack.callback(server.stop)
         server.start()
-        broker = KafkaBroker(base / "broker")
-        broker.start()
-        stack.callback(broker.stop)
-        db = Database(server, server.create_database(), broker.bootstrap)
+        peers = {"mysqld": int((server.root / "mysqld.pid").read_text())}
+        broker = None
+        if args.log == "kafka":
+            broker = KafkaBroker(base / "broker")
+            broker.start()
+            stack.callback(broker.stop)
+            peers["broker"] = int((broker.directory / "kafka.pid").read_text())
+        db = Database(server, server.create_database(), broker and broker.bootstrap)
         make_tables(db, args.rows)
         systems: dict[str, System] = {}
-        if args.only != "debezium":
-            systems["tributary"] = stack.enter_context(
-                tributary(base, "tributary", {"bootstrap.servers": broker.bootstrap}))
+        if args.only != "debezium":  # embedded: the worker's log.dir, made fresh
+            systems["tributary"] = stack.enter_context(tributary(base, "tributary", (
+                {"bootstrap.servers": broker.bootstrap} if broker else EMBEDDED)))
         if args.only != "tributary":
+            assert broker is not None  # parse_args refuses Debezium on the embedded log
             systems["debezium"] = stack.enter_context(
                 kafka_connect(base, broker, args.connect_heap))
-        peers = {"mysqld": int((server.root / "mysqld.pid").read_text()),
-                 "broker": int((broker.directory / "kafka.pid").read_text())}
-        out = measure(systems, db, args, peers)
+        topics: Arrivals = (KafkaTopics(broker.bootstrap) if broker
+                            else EmbeddedTopics(base / "tributary" / "log"))
+        stack.callback(topics.close)
+        out = measure(systems, db, topics, args, peers)
         for system in systems.values():
             system.check()
         if "tributary" in systems:
@@ -489,7 +576,7 @@ def summarize(out: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
         key: (out[key] <= target if key.endswith("_ms") else out[key] >= target)
         for key, target in TARGETS.items() if key in out
     }
-    out.update(rows=args.rows, changes=args.changes, latency_s=args.latency_s,
+    out.update(log=args.log, rows=args.rows, changes=args.changes, latency_s=args.latency_s,
                cdc_latency_changes_per_s=LAT_RATE, kafka_connect_heap=args.connect_heap,
                debezium_connector=DEBEZIUM)
     return out
