@@ -8,11 +8,23 @@ script that made other counts would time the wrong thing or wait forever."""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from bench.mysql_cdc_bench import Database, make_changes, make_tables, parse_args, summarize
+from bench.mysql_cdc_bench import (
+    Database,
+    EmbeddedTopics,
+    last_after,
+    make_changes,
+    make_tables,
+    parse_args,
+    summarize,
+)
+from log import FileLog
 from tests.mysql import MysqlServer
 
 ROWS = 1000
@@ -24,6 +36,43 @@ def test_defaults_are_the_issues_sizes_and_the_options_scale_them_down():
     assert args.only is None and args.profile is None
     small = parse_args(["--rows", "20000", "--changes", "5000", "--only", "tributary"])
     assert (small.rows, small.changes, small.only) == (20_000, 5_000, "tributary")
+
+
+def test_the_log_is_kafka_unless_asked_and_embedded_runs_tributary_alone(capsys):
+    assert parse_args([]).log == "kafka"
+    assert parse_args(["--log", "embedded", "--only", "tributary"]).log == "embedded"
+    for argv in (["--log", "embedded"], ["--log", "embedded", "--only", "debezium"]):
+        with pytest.raises(SystemExit) as exc:
+            parse_args(argv)
+        assert exc.value.code == 2
+        assert "add --only tributary" in capsys.readouterr().err
+    out = summarize({}, parse_args(["--log", "embedded", "--only", "tributary"]))
+    assert out["log"] == "embedded"
+
+
+def test_the_embedded_reader_counts_reads_the_last_value_and_the_append_time(tmp_path: Path):
+    """What the bench reads of the worker's log.dir: the worker (here a second FileLog on
+    the directory) makes the topic and appends while the bench's reader is open."""
+    worker = FileLog(tmp_path, background=False)
+    topics = EmbeddedTopics(tmp_path)
+    try:
+        assert topics.count("t") == 0  # not made yet: nothing arrived
+        worker.create_topic("t", 1)
+        before = int(time.time() * 1000)
+        worker.append("t", 0, [b'{"after": {"i": 1}}', b'{"after": {"i": -2}}'])
+        after = int(time.time() * 1000)
+        assert topics.count("t") == 2
+        assert last_after(topics, "t") == {"i": -2}
+        worker.append("t", 0, [None])  # a tombstone last: no `after`
+        assert (topics.count("t"), last_after(topics, "t")) == (3, None)
+        stamped = topics.stamped("t")
+        assert [value for _, value in stamped][:2] == [b'{"after": {"i": 1}}',
+                                                       b'{"after": {"i": -2}}']
+        # no timestamp given: the log stamps each record with its clock at the append
+        assert all(before <= stamp <= after for stamp, _ in stamped[:2])
+    finally:
+        topics.close()
+        worker.close()
 
 
 @pytest.mark.parametrize("argv", [["--rows", "10"], ["--changes", "0"], ["--latency-s", "0"]])
@@ -69,6 +118,15 @@ def db(mysql_server: MysqlServer) -> Iterator[Database]:
         yield Database(mysql_server, name, "unused:9092")
     finally:
         mysql_server.drop_database(name)
+
+
+@pytest.mark.mysql
+def test_without_a_broker_the_config_names_none_and_keeps_the_rest(db: Database):
+    on_kafka = db.config("tributary", "snap", "snap", "initial_only")
+    embedded = dataclasses.replace(db, bootstrap=None).config(
+        "tributary", "snap", "snap", "initial_only")
+    assert on_kafka.pop("schema.history.internal.kafka.bootstrap.servers") == "unused:9092"
+    assert embedded == on_kafka
 
 
 @pytest.mark.mysql
