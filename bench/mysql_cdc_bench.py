@@ -30,8 +30,7 @@ embedded log's default of a process per task) on a fresh `log.dir`, no broker. T
 reads that directory with FileLog: "arrived" is the topic's end offset, and the latency's
 stamp the log's own at the append (MySqlCdcSource's records carry no timestamp, so the
 log's clock stamps them as it appends: LogAppendTime, not the binlog event's time); a
-stamp before its row's commit fails the run. No ratios, no `broker_<key>`; `log` says
-which ran.
+stamp before its row's commit fails the run. No ratios, no `broker_<key>`.
 
     python bench/mysql_cdc_bench.py [--rows N] [--changes N] [--latency-s S]
                                     [--only tributary|debezium] [--log kafka|embedded]
