@@ -15,7 +15,11 @@ SourceTask lifecycle (one thread per task):
    sooner, with an fsync of their own, once the oldest waiting record has waited
    about a second or some thousands of records wait. A record the log may still
    lose (a crash before its fsync) is never acknowledged;
-5. `stop()` — called from another thread; make `poll()` return soon.
+5. `wakeup()` — called from the stopping thread as soon as the task is asked to
+   stop, while `poll()` may be waiting: end that wait (Tributary's; Kafka Connect has
+   no such call, and its sources wait out their poll); then `stop()`, on the task's
+   thread once the last `poll()` returned (as Kafka Connect 3.x calls it): release
+   what the task holds.
 
 SinkTask lifecycle (one thread per task; every call on that thread but `stop`):
 1. `initialize(context)`; 2. `start(props)`; 3. `open(partitions)` when partitions
@@ -103,6 +107,12 @@ class SourceTask(Task):
 
     @abstractmethod
     def poll(self) -> list[SourceRecord] | None: ...
+
+    def wakeup(self) -> None:
+        """The task is being stopped: a `poll()` waiting for data should return now.
+        Called from another thread, at most once, before `stop()`; why: a stop (a
+        delete, a rebalance, a worker's shutdown) otherwise waits out the poll's wait,
+        a second for most sources. Default: nothing."""
 
     def commit(self) -> None:
         """Offsets up to the last flush are committed (default: nothing to do)."""

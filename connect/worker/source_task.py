@@ -55,7 +55,6 @@ branch per poll, none per record.
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import operator
 import time
@@ -73,6 +72,7 @@ from connect.api.batches import SourceBatch
 from connect.errors import RetryWithTolerance
 from connect.metrics.task import TaskMetrics
 from connect.storage import OffsetStore, partition_key
+from connect.worker.gc_freeze import freeze_long_lived
 from connect.worker.source_acks import Acknowledgements, Landed
 from connect.worker.source_appends import source_append, stop_ends_append
 from connect.worker.source_context import OffsetReader, TaskContext
@@ -94,32 +94,6 @@ _SOURCE_PARTITION = operator.attrgetter("source_partition")
 _KAFKA_PARTITION = operator.attrgetter("kafka_partition")
 _TIMESTAMP = operator.attrgetter("timestamp")
 _TOPIC = operator.attrgetter("topic")
-
-
-#: The moments of `_freeze_long_lived` this process has had (each comes once).
-_FROZEN: set[str] = set()
-
-
-def _freeze_long_lived(moment: str) -> None:
-    """Keep the cyclic collector's full collections off the process's long-lived
-    objects, once per `moment` ("start": the first source task's start; "warm": its
-    first offset commit, when the lazy imports and caches of its first records are in).
-
-    Why: tasks run as threads of the worker share its collector, whose oldest
-    generation holds all that the process imported and built (modules, classes,
-    schemas, pyarrow's and the clients' objects: over a hundred thousand in a worker
-    running a MySQL CDC task). A full collection scans all of it with the GIL held,
-    every thread stopped: the stalls of the MySQL CDC bench's commit->log latency at
-    5,000 changes/s (docs/performance.md). Frozen objects are never scanned again, so
-    a full collection only looks at what came after. One full collection first, so
-    that no garbage is frozen with them; once per moment and process, so that a
-    worker (or a test session) starting many tasks pays it twice at most. A task
-    process freezes after its start as well (`connect.worker.process_task`)."""
-    if moment in _FROZEN:
-        return
-    _FROZEN.add(moment)
-    gc.collect()
-    gc.freeze()
 
 
 class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
@@ -199,7 +173,7 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
         reader = OffsetReader(txn or self._offsets, self.connector)
         self.plugin.initialize(TaskContext(self.props, reader, txn))
         self.plugin.start(self.props)
-        _freeze_long_lived("start")
+        freeze_long_lived("start")
 
     def iterate(self) -> None:
         if self._txn is not None:
@@ -273,6 +247,13 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
             self._abort_transaction()
             return
         self.commit_offsets()
+
+    def on_stop_requested(self) -> None:
+        # The plugin's poll may be waiting (a second for the file source): wake it.
+        try:
+            self.plugin.wakeup()
+        except Exception:
+            _log.exception("task %s: wakeup() failed; its poll ends on its own", self.name)
 
     def stop_plugin(self) -> None:
         self.plugin.stop()
@@ -580,8 +561,8 @@ class WorkerSourceTask(ExactlyOnceSteps, WorkerTask):
 
     def _warm(self) -> None:
         """After an offset commit (a transaction's, exactly once): the lazy imports
-        and caches of the first records are in, freeze them (`_freeze_long_lived`)."""
-        _freeze_long_lived("warm")
+        and caches of the first records are in, freeze them (`connect.worker.gc_freeze`)."""
+        freeze_long_lived("warm")
 
     def _offsets_wait(self, exc: LogUnavailableError, waited_s: float) -> None:
         """Step 3 could not reach the log (after `waited_s`): warn once per outage (see

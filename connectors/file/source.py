@@ -203,6 +203,9 @@ class FileStreamSourceTask(SourceTask):
             source_offsets=[{"position": end} for end in self._ends[start:stop]],
         )
 
+    def wakeup(self) -> None:
+        self._stopped.set()  # the poll's wait ends; stop() releases the rest
+
     def stop(self) -> None:
         self._stopped.set()
         stream, self._stream = self._stream, None

@@ -361,6 +361,9 @@ class JdbcSourceTask(SourceTask):
             querier.close()
             raise
 
+    def wakeup(self) -> None:
+        self._stopped.set()  # the poll's wait ends; stop() releases the rest
+
     def stop(self) -> None:
         self._stopped.set()
         with self._lock:

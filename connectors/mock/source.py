@@ -50,5 +50,8 @@ class MockSourceTask(SourceTask):
             raise MockFailure(self.name, TASK_FAILURE, self.delay_ms)
         return None
 
+    def wakeup(self) -> None:
+        self._stopped.set()  # the poll's wait ends; stop() releases the rest
+
     def stop(self) -> None:
         self._stopped.set()

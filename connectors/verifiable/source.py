@@ -232,6 +232,9 @@ class VerifiableSourceTask(SourceTask):
             ]
         )
 
+    def wakeup(self) -> None:
+        self._stopped.set()  # the poll's wait ends; stop() releases the rest
+
     def stop(self) -> None:
         self._stopped.set()
         self._report.close()

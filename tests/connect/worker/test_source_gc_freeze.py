@@ -1,5 +1,5 @@
 """A worker's source task keeps the cyclic collector's full collections off the
-process's long-lived objects (`connect.worker.source_task._freeze_long_lived`): frozen
+process's long-lived objects (`connect.worker.gc_freeze.freeze_long_lived`): frozen
 after the first task's start and after its first offset commit, so a full collection
 in the middle of a stream scans what came after only. Before, it scanned everything
 the worker had imported with the GIL held: the MySQL CDC latency's stalls.
@@ -22,7 +22,7 @@ SCRIPT = """
 import gc, json, sys, time
 from pathlib import Path
 from connect.herder.standalone import StandaloneHerder
-from connect.worker import source_task
+from connect.worker import gc_freeze
 from connect.worker.config import WORKER_CONFIG
 from log import FileLog
 from tests.waiting import wait_until
@@ -39,7 +39,7 @@ herder.put_connector_config("src", {
     "topic": "counted", "count": "50", "batch": "10",
     "value.converter": "org.apache.kafka.connect.storage.StringConverter",
 }, allow_replace=False)
-wait_until(lambda: source_task._FROZEN == {"start", "warm"}, 30, "both freezes")
+wait_until(lambda: gc_freeze.FROZEN == {"start", "warm"}, 30, "both freezes")
 out = {"before": before, "frozen": gc.get_freeze_count(), "unfrozen": len(gc.get_objects())}
 herder.stop()
 log.close()
