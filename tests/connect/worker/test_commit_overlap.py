@@ -97,10 +97,17 @@ class OverlapSourceTask(SourceTask):
 
 @pytest.fixture
 def slow_disk(
-    start_herder: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+    start_herder: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> Iterator[tuple[Any, threading.Event]]:
     """A herder whose log's fsyncs of TOPIC wait for the gate (closed at first; opened
-    at teardown, before the herder stops)."""
+    at teardown, before the herder stops). With the parameter "held", a commit also
+    waits for the gate before it reaches the transaction coordinator: the data's fsync
+    runs under the coordinator's lock (beside PREPARE's), which a fence takes too, so a
+    fence meant to land while the commit is in flight must not meet a commit already
+    holding that lock (it would wait for the gate the test opens only after the fence:
+    the test failed so under load)."""
     OverlapSource.ENTERED.clear()
     OverlapSource.ACKED.clear()
     OverlapSource.ENTERED.update({n: threading.Event() for n in range(1, POLLS + 2)})
@@ -122,6 +129,14 @@ def slow_disk(
         flush(topic, partition)
 
     monkeypatch.setattr(log, "flush", slow_flush)
+    if getattr(request, "param", None) == "held":
+        end_transaction = log.transactions.end_transaction
+
+        def held_end(*args: Any, **kwargs: Any) -> Any:
+            assert gate.wait(30), "the gate stayed closed"
+            return end_transaction(*args, **kwargs)
+
+        monkeypatch.setattr(log.transactions, "end_transaction", held_end)
     herder.put_connector_config(
         "overlap",
         {"connector.class": f"{__name__}.OverlapSource", "topic": TOPIC},
@@ -158,6 +173,7 @@ def test_the_next_poll_runs_while_the_commit_waits_its_records_after_it(slow_dis
     assert _values(log, "read_committed") == wanted
 
 
+@pytest.mark.parametrize("slow_disk", ["held"], indirect=True)
 def test_a_commit_that_fails_behind_the_next_poll_fails_the_task(slow_disk) -> None:
     """The task is fenced while its first commit waits on the disk: the commit fails,
     the task fails saying so, and the second poll's records never reach the log."""
