@@ -23,6 +23,28 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 NAMES = ("file-source", "file-sink")
 
 
+def _wait_for_output(out: Path, expected: bytes, worker: Any, what: str) -> None:
+    """Wait until `out` holds `expected`'s length; past the deadline, fail naming what
+    the file lacks (the line numbers missing, as runs) and the worker's last words: a
+    failure here once left nothing to tell a stall from a lost run of records."""
+    try:
+        wait_until(lambda: out.exists() and out.stat().st_size >= len(expected), what=what)
+    except AssertionError as exc:
+        have = set(out.read_bytes().splitlines()) if out.exists() else set()
+        missing = [n for n, line in enumerate(expected.splitlines()) if line not in have]
+        runs: list[list[int]] = []
+        for n in missing:
+            if runs and runs[-1][1] == n - 1:
+                runs[-1][1] = n
+            else:
+                runs.append([n, n])
+        shown = ", ".join(f"{a}-{b}" for a, b in runs[:10])
+        raise AssertionError(
+            f"{exc}: {len(missing)} lines missing ({shown}); worker stderr tail:\n"
+            f"{worker.stderr[-3000:]}"
+        ) from None
+
+
 @pytest.fixture(params=["mock", "broker"])
 def kafka(request: pytest.FixtureRequest) -> tuple[str, str]:
     """(bootstrap servers, the cluster id the cluster itself reports): the session's
@@ -75,7 +97,7 @@ def test_file_pipeline_through_kafka_is_byte_for_byte(
     worker = start_worker(files, config)
     # Kafka Connect's GET / names the Kafka cluster the worker runs on.
     assert worker.request("GET", "/")[1]["kafka_cluster_id"] == cluster_id
-    wait_until(lambda: out.exists() and out.stat().st_size >= len(first), what="first output")
+    _wait_for_output(out, first, worker, "first output")
     assert worker.stop() == 0
     assert out.read_bytes() == first
     # The records went through Kafka, and the sink's position is the group's offset there.
@@ -97,9 +119,7 @@ def test_file_pipeline_through_kafka_is_byte_for_byte(
     with src.open("ab") as f:
         f.write(second)
     worker = start_worker(files, config)
-    wait_until(
-        lambda: out.stat().st_size >= len(first) + len(second), what="output after the restart"
-    )
+    _wait_for_output(out, first + second, worker, "output after the restart")
     assert worker.stop() == 0
     assert out.read_bytes() == first + second
 
@@ -183,7 +203,7 @@ def test_a_broker_outage_of_three_request_timeouts_under_load_fails_no_task_and_
     first, second, third = _lines(10_000), _lines(5_000, 10_000), _lines(5_000, 15_000)
     src.write_bytes(first)
     worker = start_worker(files, config)
-    wait_until(lambda: out.exists() and out.stat().st_size >= len(first), what="first output")
+    _wait_for_output(out, first, worker, "first output")
     kafka_broker.stop(keep=True)
     with src.open("ab") as f:  # written while the broker is away
         f.write(second)
@@ -253,7 +273,7 @@ def test_during_a_broker_outage_reads_answer_the_last_known_state_and_changes_50
     first, second = _lines(2_000), _lines(1_000, 2_000)
     src.write_bytes(first)
     worker = start_worker(files, config)
-    wait_until(lambda: out.exists() and out.stat().st_size >= len(first), what="first output")
+    _wait_for_output(out, first, worker, "first output")
     kafka_broker.stop(keep=True)
     try:
         # Reads: the last known states. The first read finds the log away (one request
