@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,23 @@ def load(warehouse: Path, table: str = "db.orders") -> Any:
     catalog = SqlCatalog("iceberg", uri=f"sqlite:///{warehouse / 'catalog.db'}",
                          warehouse=warehouse.as_uri())
     return catalog.load_table(table)
+
+
+def run_together(work: Callable[..., None], calls: Sequence[tuple[Any, ...]]) -> None:
+    """`work(*call)` for each call, each on a thread of its own, all at once (tasks
+    committing to one table side by side); fails with what any of them raised."""
+    errors: list[BaseException] = []
+
+    def guarded(*args: Any) -> None:
+        try:
+            work(*args)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=call) for call in calls]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    assert not errors, errors

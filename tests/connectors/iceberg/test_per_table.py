@@ -31,6 +31,7 @@ from tests.connectors.iceberg.helpers import (
     props,
     read,
     records,
+    run_together,
     start,
 )
 
@@ -172,25 +173,14 @@ def test_tasks_making_and_committing_one_branch_at_once_lose_nothing(tmp_path: P
         task.put(records(schema, range(p * 100, p * 100 + 20), tp=tp))
         tasks.append((task, clock, tp))
     barrier = threading.Barrier(len(tasks))
-    errors: list[BaseException] = []
-
     def run(task: Any, clock: Any, tp: TopicPartition) -> None:
-        try:
-            barrier.wait(timeout=60)
-            commit(task, clock)
-            base = tp.partition * 100 + 20
-            task.put(records(schema, range(base, base + 10), first=20, tp=tp))
-            commit(task, clock)
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        barrier.wait(timeout=60)
+        commit(task, clock)
+        base = tp.partition * 100 + 20
+        task.put(records(schema, range(base, base + 10), first=20, tp=tp))
+        commit(task, clock)
 
-    threads = [threading.Thread(target=run, args=t) for t in tasks]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads)
-    assert not errors
+    run_together(run, tasks)
     assert on_branch(tmp_path, "staging").column("id").to_pylist() == [
         p * 100 + i for p in range(3) for i in range(30)]
     table = load(tmp_path)

@@ -24,6 +24,7 @@ from tests.connectors.iceberg.helpers import (
     props,
     read,
     records,
+    run_together,
     start,
 )
 
@@ -167,23 +168,13 @@ def test_tasks_committing_one_table_at_once_lose_no_files(tmp_path: Path):
         ids = range(tp.partition * 1000, tp.partition * 1000 + 50)
         task.put(records(order_schema(), ids, tp=tp))
     commits_per_task = 5
-    errors: list[BaseException] = []
-
     def run(task, clock, tp) -> None:
-        try:
-            for n in range(commits_per_task):
-                base = tp.partition * 1000 + 50 + n * 10
-                task.put(records(schema, range(base, base + 10), first=50 + n * 10, tp=tp))
-                commit(task, clock)
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        for n in range(commits_per_task):
+            base = tp.partition * 1000 + 50 + n * 10
+            task.put(records(schema, range(base, base + 10), first=50 + n * 10, tp=tp))
+            commit(task, clock)
 
-    threads = [threading.Thread(target=run, args=t) for t in tasks]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not errors
+    run_together(run, tasks)
     rows = read(tmp_path)
     assert rows.num_rows == 4 * 100
     assert len(set(rows.column("id").to_pylist())) == 400
